@@ -18,6 +18,10 @@ export interface Config {
   upstreamToken: string | null;
   upstreamConnectTimeoutMs: number;
   upstreamIdleTimeoutMs: number;
+  /** PostgreSQL connection string; absent means SQLite in dataDir. */
+  databaseUrl: string | null;
+  /** Honour Idempotency-Key (on unless PARLEY_DISABLE_IDEMPOTENCY=1, which tests use to play a server without it). */
+  idempotency: boolean;
 }
 
 type Env = Record<string, string | undefined>;
@@ -78,5 +82,7 @@ export function readConfig(env: Env = process.env): Config {
     upstreamToken: env.UPSTREAM_TOKEN || null,
     upstreamConnectTimeoutMs: integer(env, 'UPSTREAM_CONNECT_TIMEOUT_MS', 5000, 1),
     upstreamIdleTimeoutMs: integer(env, 'UPSTREAM_IDLE_TIMEOUT_MS', 30000, 1),
+    databaseUrl: env.DATABASE_URL || null,
+    idempotency: env.PARLEY_DISABLE_IDEMPOTENCY !== '1',
   };
 }

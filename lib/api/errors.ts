@@ -1,0 +1,53 @@
+// The contract's error shape. Handlers throw ApiError; the service turns it into a response.
+import type { ApiErrorBody, ErrorCode } from '../schemas';
+
+const STATUS: Record<ErrorCode, number> = {
+  unauthenticated: 401,
+  parameter_invalid: 400,
+  parameter_missing: 400,
+  parameter_unknown: 400,
+  resource_missing: 404,
+  method_not_allowed: 405,
+  conversation_exists: 409,
+  idempotency_conflict: 409,
+  file_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  internal: 500,
+  upstream_unavailable: 502,
+  upstream_timeout: 504,
+};
+
+export class ApiError extends Error {
+  readonly status: number;
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly param?: string,
+    readonly extra: { existing_id?: string } = {},
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.status = STATUS[code];
+  }
+
+  body(): ApiErrorBody {
+    return {
+      type: this.status >= 500 ? 'api_error' : 'invalid_request',
+      code: this.code,
+      message: this.message,
+      ...(this.param !== undefined ? { param: this.param } : {}),
+      ...this.extra,
+    };
+  }
+}
+
+export const invalid = (param: string | undefined, message: string) => new ApiError('parameter_invalid', message, param);
+export const missing = (param: string, message = `${param} is required`) => new ApiError('parameter_missing', message, param);
+export const unknownParam = (param: string) => new ApiError('parameter_unknown', `Unknown parameter: ${param}`, param);
+export const notFound = (what: string, param?: string) => new ApiError('resource_missing', `No such ${what}`, param);
+export const methodNotAllowed = (allow: string[]) =>
+  new ApiError('method_not_allowed', `Method not allowed; use ${allow.join(', ')}`, undefined, {}, { Allow: allow.join(', ') });
+export const unauthenticated = (message = 'A valid bearer token is required') =>
+  new ApiError('unauthenticated', message, undefined, {}, { 'WWW-Authenticate': 'Bearer realm="parley"' });
+export const internalError = () => new ApiError('internal', 'An internal error occurred; it has been logged');
