@@ -40,7 +40,8 @@ export function receiveUpload(request: ApiRequest, store: BlobStore, maxBytes: n
     try {
       parser = busboy({
         headers: { 'content-type': request.header('content-type')! },
-        limits: { fileSize: maxBytes, fieldSize: FIELD_BODY_LIMIT, fields: 50, parts: 60 },
+        // busboy reports 'limit' on reaching fileSize, so one byte past the maximum is the signal.
+        limits: { fileSize: maxBytes + 1, fieldSize: FIELD_BODY_LIMIT, fields: 50, parts: 60 },
         defParamCharset: 'utf8',
       });
     } catch {
@@ -57,13 +58,19 @@ export function receiveUpload(request: ApiRequest, store: BlobStore, maxBytes: n
     const source = request.body;
 
     let fileStream: Readable | null = null;
+    let sink: fs.WriteStream | null = null;
     const cleanup = () => Promise.all(tempPaths.map((p) => store.removeTemp(p)));
     const fail = (error: ApiError) => {
       if (settled) return;
       settled = true;
       // Stop writing, then remove the temporary bytes once the writer has let go of them.
+      // (busboy's file stream does not emit 'close' when destroyed, so end the sink too.)
       fileStream?.destroy();
-      void Promise.allSettled([writing]).then(cleanup);
+      sink?.destroy();
+      // Answer only once the temporary bytes are gone: a refused upload leaves nothing behind.
+      void Promise.allSettled([writing])
+        .then(cleanup)
+        .finally(() => reject(error));
       // Keep reading (and discarding) what the client is still sending, within a bound, so that
       // it receives our answer instead of a reset connection.
       let discarded = 0;
@@ -73,7 +80,6 @@ export function receiveUpload(request: ApiRequest, store: BlobStore, maxBytes: n
         if (discarded > DISCARD_LIMIT) source.destroy();
       });
       source.resume();
-      reject(error);
     };
 
     parser.on('field', (name, value, info) => {
@@ -123,7 +129,8 @@ export function receiveUpload(request: ApiRequest, store: BlobStore, maxBytes: n
       stream.on('limit', () => fail(tooLarge(maxBytes)));
       writing = (async () => {
         // flush: fsync before close, so the bytes are on disk before the row can commit.
-        await pipeline(stream, tap, fs.createWriteStream(tempPath, { flags: 'wx', flush: true, highWaterMark: 1024 * 1024 }));
+        sink = fs.createWriteStream(tempPath, { flags: 'wx', flush: true, highWaterMark: 1024 * 1024 });
+        await pipeline(stream, tap, sink);
         received.sha256 = hash.digest('hex');
         received.head = new Uint8Array(Buffer.concat(headChunks));
       })();
