@@ -74,7 +74,7 @@ export function readConfig(env: Env = process.env): Config {
   return {
     port: integer(env, 'PORT', 3000, 0),
     hostname: env.HOSTNAME || '0.0.0.0',
-    dataDir: path.resolve(env.DATA_DIR || './data'),
+    dataDir: path.resolve(/*turbopackIgnore: true*/ env.DATA_DIR || './data'),
     staticTokens: parseStaticTokens(env.PARLEY_TOKENS),
     assetUrl: baseUrl(env, 'ASSET_URL'),
     maxUploadBytes: integer(env, 'MAX_UPLOAD_BYTES', 100 * MiB, 1),

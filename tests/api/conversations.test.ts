@@ -186,7 +186,8 @@ describe('retrieve, update, delete', () => {
 
 describe('authentication', () => {
   it('missing, malformed or unknown token: 401 with WWW-Authenticate: Bearer', async () => {
-    for (const headers of [{}, { authorization: 'Basic abc' }, { authorization: 'Bearer' }, { authorization: 'Bearer nope' }]) {
+    const variants: Record<string, string>[] = [{}, { authorization: 'Basic abc' }, { authorization: 'Bearer' }, { authorization: 'Bearer nope' }];
+    for (const headers of variants) {
       const r = await alice.get('/v1/conversations', { token: null, headers });
       expectError(r, 401, 'unauthenticated');
       expect(r.headers.get('www-authenticate')).toMatch(/^Bearer/);

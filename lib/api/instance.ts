@@ -1,0 +1,27 @@
+// The process-wide /v1 back end for the Next.js route handlers: the embedded service, or the
+// proxy when UPSTREAM_BASE_URL is set. Opened once, on first use.
+import { readConfig } from '../config';
+import type { ApiReply, ApiRequest } from './http';
+import { createProxy } from './proxy';
+import { ApiService } from './service';
+
+export type Dispatch = (request: ApiRequest) => Promise<ApiReply>;
+
+const globalForParley = globalThis as typeof globalThis & { __parleyDispatch?: Promise<Dispatch> };
+
+async function open(): Promise<Dispatch> {
+  const config = readConfig();
+  if (config.upstreamBaseUrl) {
+    const proxy = createProxy(config);
+    return (request) => proxy.dispatch(request);
+  }
+  const { service, info } = await ApiService.open(config);
+  if (info.demoToken) console.log(`[parley] first start: token for user "demo": ${info.demoToken}`);
+  return (request) => service.dispatch(request);
+}
+
+export function getDispatch(): Promise<Dispatch> {
+  // Survives Next's module re-evaluation in development, so one process opens the database once.
+  globalForParley.__parleyDispatch ??= open();
+  return globalForParley.__parleyDispatch;
+}

@@ -1,0 +1,35 @@
+// /v1 through Next's App Router route handlers (plain `next start`): the second adapter onto the core.
+import { expect, test } from '@playwright/test';
+import { E2E_TOKENS, ROUTE_HANDLER_PORT } from '../../playwright.config';
+
+const base = `http://127.0.0.1:${ROUTE_HANDLER_PORT}`;
+const auth = { authorization: `Bearer ${E2E_TOKENS.alice}` };
+
+test('route handlers serve /v1 and /files to the contract', async ({ request }, info) => {
+  test.skip(info.project.name !== 'desktop', 'API-level check: once is enough');
+  const contact = `rh-${Date.now()}`;
+  const created = await request.post(`${base}/v1/conversations`, { headers: auth, form: { contact_id: contact } });
+  expect(created.status()).toBe(201);
+  const conversation = await created.json();
+  const again = await request.post(`${base}/v1/conversations`, { headers: auth, data: { contact_id: contact } });
+  expect(again.status()).toBe(409);
+  expect((await again.json()).existing_id).toBe(conversation.id);
+
+  const upload = await request.post(`${base}/v1/files`, {
+    headers: auth,
+    multipart: { conversation_id: conversation.id, file: { name: 'note.txt', mimeType: 'text/plain', buffer: Buffer.from('via next') } },
+  });
+  expect(upload.status()).toBe(201);
+  const file = await upload.json();
+  const bytes = await request.get(file.file_url);
+  expect(bytes.status()).toBe(200);
+  expect(await bytes.text()).toBe('via next');
+  expect(bytes.headers()['content-security-policy']).toBe('sandbox');
+
+  const unauth = await request.get(`${base}/v1/conversations`);
+  expect(unauth.status()).toBe(401);
+  const patch = await request.patch(`${base}/v1/conversations`, { headers: auth });
+  expect(patch.status()).toBe(405);
+  expect(patch.headers()['allow']).toBe('GET, POST');
+  expect((await request.delete(`${base}/v1/conversations/${conversation.id}`, { headers: auth })).status()).toBe(204);
+});
