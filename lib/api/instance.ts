@@ -1,11 +1,9 @@
 // The process-wide /v1 back end for the Next.js route handlers: the embedded service, or the
 // proxy when UPSTREAM_BASE_URL is set. Opened once, on first use.
 import { readConfig } from '../config';
-import type { ApiReply, ApiRequest } from './http';
+import type { Dispatch } from './node-server';
 import { createProxy } from './proxy';
 import { ApiService } from './service';
-
-export type Dispatch = (request: ApiRequest) => Promise<ApiReply>;
 
 const globalForParley = globalThis as typeof globalThis & { __parleyDispatch?: Promise<Dispatch> };
 
@@ -13,6 +11,7 @@ async function open(): Promise<Dispatch> {
   const config = readConfig();
   if (config.upstreamBaseUrl) {
     const proxy = createProxy(config);
+    void proxy.check(); // logs whether the upstream answers; never fails start-up
     return (request) => proxy.dispatch(request);
   }
   const { service, info } = await ApiService.open(config);

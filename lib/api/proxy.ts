@@ -39,6 +39,10 @@ const REWRITE_LIMIT = 1024 * 1024;
 
 export function createProxy(config: ProxyConfig, log: Logger = console): ApiProxy {
   if (!config.upstreamBaseUrl) throw new Error('createProxy needs config.upstreamBaseUrl');
+  // Checked here so a bad token fails start-up, not every request.
+  if (config.upstreamToken !== null && !/^[\x21-\x7e]+$/.test(config.upstreamToken)) {
+    throw new Error('UPSTREAM_TOKEN must be printable ASCII without spaces');
+  }
   const base = new URL(config.upstreamBaseUrl);
   const basePath = base.pathname.replace(/\/+$/, '');
   const upstream = new Upstream({

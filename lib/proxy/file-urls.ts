@@ -1,0 +1,55 @@
+// file_url rewriting. The upstream builds file_url on its own asset origin; the browser may not be
+// able to reach that (see docs/proxy.md), so URLs under the upstream's /files/ are rewritten onto
+// the app's origin, where the proxy forwards /files/* back to the upstream. URLs on any other host
+// (an upstream with a separate ASSET_URL, a CDN) were made browser-facing on purpose: left alone.
+
+export class FileUrlRewriter {
+  private readonly origin: string;
+  /** The upstream's /files/ prefix as a path, e.g. /files/ or /base/files/. */
+  private readonly filesPath: string;
+
+  constructor(upstreamBaseUrl: string) {
+    const base = new URL(upstreamBaseUrl);
+    this.origin = base.origin;
+    this.filesPath = `${base.pathname.replace(/\/+$/, '')}/files/`;
+  }
+
+  /** One URL: onto `assetBase` when it names the upstream's /files/, else unchanged. */
+  rewrite(fileUrl: string, assetBase: string): string {
+    let url: URL;
+    try {
+      url = new URL(fileUrl);
+    } catch {
+      return fileUrl;
+    }
+    if (url.origin !== this.origin || !url.pathname.startsWith(this.filesPath)) return fileUrl;
+    return `${assetBase}/files/${url.pathname.slice(this.filesPath.length)}${url.search}`;
+  }
+
+  /**
+   * A JSON body from /v1/files: a File, a page of Files, or an error (no file_url). Returns the
+   * new text, or null when nothing changed (the original bytes are then passed on untouched).
+   */
+  rewriteBody(text: string, assetBase: string): string | null {
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      return null;
+    }
+    let changed = false;
+    const visit = (item: unknown) => {
+      if (!item || typeof item !== 'object' || typeof (item as { file_url?: unknown }).file_url !== 'string') return;
+      const file = item as { file_url: string };
+      const next = this.rewrite(file.file_url, assetBase);
+      if (next !== file.file_url) {
+        file.file_url = next;
+        changed = true;
+      }
+    };
+    visit(body);
+    const data = (body as { data?: unknown } | null)?.data;
+    if (Array.isArray(data)) data.forEach(visit);
+    return changed ? JSON.stringify(body) : null;
+  }
+}

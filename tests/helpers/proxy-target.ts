@@ -1,0 +1,57 @@
+// PARLEY_TEST_VIA_PROXY=1: an embedded upstream with a proxy-mode server in front of it, behind
+// the same TestServer interface, so the API suite runs unchanged through the proxy.
+import type http from 'node:http';
+import { readConfig } from '../../lib/config';
+import { createProxy, type ApiProxy } from '../../lib/api/proxy';
+import { createHttpServer, listen } from '../../lib/api/node-server';
+import { startTestServer, type TestServer } from './server';
+
+const quiet = { log: () => {}, error: () => {} };
+
+export interface ProxyServer {
+  baseUrl: string;
+  port: number;
+  proxy: ApiProxy;
+  stop(): Promise<void>;
+}
+
+/** A proxy-mode server on 127.0.0.1 in front of `upstreamBaseUrl`; env as for readConfig. */
+export async function startProxy(upstreamBaseUrl: string, env: Record<string, string> = {}): Promise<ProxyServer> {
+  const config = readConfig({ UPSTREAM_BASE_URL: upstreamBaseUrl, ...env });
+  const proxy = createProxy(config, quiet);
+  const server: http.Server = createHttpServer((request) => proxy.dispatch(request));
+  const port = await listen(server, 0, '127.0.0.1');
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    port,
+    proxy,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+        proxy.close();
+      }),
+  };
+}
+
+export async function startProxiedServer(options: { env?: Record<string, string> } = {}): Promise<TestServer> {
+  const upstream = await startTestServer({ env: options.env });
+  // Proxy-side settings only: the upstream's own env (tokens, limits) belongs to the upstream.
+  const front = await startProxy(upstream.baseUrl, { UPSTREAM_CONNECT_TIMEOUT_MS: '2000', UPSTREAM_IDLE_TIMEOUT_MS: '30000' });
+  return {
+    baseUrl: front.baseUrl,
+    port: front.port,
+    get dataDir() {
+      return upstream.dataDir;
+    },
+    get service() {
+      return upstream.service;
+    },
+    tokens: upstream.tokens,
+    restart: () => upstream.restart(),
+    stop: async () => {
+      await front.stop();
+      await upstream.stop();
+    },
+  };
+}
