@@ -15,7 +15,7 @@ export default defineConfig(async (): Promise<ViteUserConfig> => {
       hookTimeout: 60_000,
       pool: 'forks' as const,
       projects: [
-        { extends: true as const, test: { name: 'sqlite', include: ['tests/api/**/*.test.ts', 'tests/proxy/**/*.test.ts', 'tests/unit/**/*.test.ts'] } },
+        { extends: true as const, test: { name: 'sqlite', include: ['tests/api/**/*.test.ts', 'tests/proxy/**/*.test.ts', 'tests/sync/**/*.test.ts', 'tests/unit/**/*.test.ts'] } },
         ...(postgresProblem
           ? []
           : [{ extends: true as const, test: { name: 'postgres', include: ['tests/api/**/*.test.ts'], env: { PARLEY_TEST_POSTGRES: '1' } } }]),

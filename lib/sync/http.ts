@@ -1,0 +1,110 @@
+// The thin edge to /v1: builds requests, sorts every outcome into one of a few kinds the
+// engine acts on, and validates response bodies with the shared schemas. The fetch is injected.
+import { z } from 'zod';
+import { ApiErrorBody } from '../schemas';
+
+export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>;
+
+export type Outcome<T> =
+  /** 2xx with a valid body. */
+  | { kind: 'ok'; value: T; replayed: boolean; serverTime: number | null }
+  /** Never got a usable answer: network error, or a 2xx body we could not read. Server may have acted. */
+  | { kind: 'network'; message: string }
+  /** 5xx: try again later. The server may have acted (a proxy's 502/504 says nothing). */
+  | { kind: 'server'; status: number; message: string }
+  /** 429: try again after Retry-After. */
+  | { kind: 'rate_limited'; retryAfter: string | null; message: string }
+  /** 401: the token is no good; stop and ask the user to sign in again. */
+  | { kind: 'unauthenticated'; message: string }
+  /** Any other 4xx: the server refused this request and did not act. */
+  | { kind: 'refused'; status: number; error: ApiErrorBody | null; message: string };
+
+export interface HttpDeps {
+  fetch: FetchLike;
+  baseUrl: string;
+  getToken: () => string | null | Promise<string | null>;
+  /** Give up on a request after this long (its outcome is then unknown). Default: no limit. */
+  requestTimeoutMs?: number;
+}
+
+export interface RequestSpec {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  path: string;
+  query?: Record<string, string | number | undefined>;
+  json?: Record<string, unknown>;
+  form?: FormData;
+  idempotencyKey?: string;
+}
+
+function urlFor(baseUrl: string, spec: RequestSpec): string {
+  const url = new URL(spec.path, baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`);
+  for (const [key, value] of Object.entries(spec.query ?? {})) {
+    if (value !== undefined) url.searchParams.set(key, String(value));
+  }
+  return url.toString();
+}
+
+function serverTimeOf(response: Response): number | null {
+  const date = response.headers.get('date');
+  const ms = date ? Date.parse(date) : NaN;
+  return Number.isNaN(ms) ? null : Math.floor(ms / 1000);
+}
+
+/** Sends one request and classifies the result. `schema` null = no body expected (204). */
+export async function call<T>(deps: HttpDeps, spec: RequestSpec, schema: z.ZodType<T> | null): Promise<Outcome<T>> {
+  const token = await deps.getToken();
+  if (!token) return { kind: 'unauthenticated', message: 'not signed in' };
+  const headers: Record<string, string> = { Authorization: `Bearer ${token}` };
+  let body: BodyInit | undefined;
+  if (spec.json) {
+    headers['Content-Type'] = 'application/json';
+    body = JSON.stringify(spec.json);
+  } else if (spec.form) {
+    body = spec.form; // fetch sets the multipart boundary itself
+  }
+  if (spec.idempotencyKey) headers['Idempotency-Key'] = spec.idempotencyKey;
+
+  let response: Response;
+  try {
+    const signal = deps.requestTimeoutMs ? AbortSignal.timeout(deps.requestTimeoutMs) : undefined;
+    response = await deps.fetch(urlFor(deps.baseUrl, spec), { method: spec.method, headers, body, signal });
+  } catch (error) {
+    return { kind: 'network', message: error instanceof Error ? error.message : String(error) };
+  }
+
+  let text: string;
+  try {
+    text = await response.text();
+  } catch (error) {
+    // The head arrived but the body did not: as unknown as no answer at all.
+    return { kind: 'network', message: `response body lost: ${error instanceof Error ? error.message : String(error)}` };
+  }
+
+  if (response.ok) {
+    if (schema === null) {
+      return { kind: 'ok', value: undefined as T, replayed: isReplay(response), serverTime: serverTimeOf(response) };
+    }
+    const parsed = schema.safeParse(safeJson(text));
+    if (!parsed.success) return { kind: 'network', message: `unreadable ${response.status} response` };
+    return { kind: 'ok', value: parsed.data, replayed: isReplay(response), serverTime: serverTimeOf(response) };
+  }
+
+  const error = ApiErrorBody.safeParse(safeJson(text));
+  const message = error.success ? error.data.message : `HTTP ${response.status}`;
+  if (response.status === 401) return { kind: 'unauthenticated', message };
+  if (response.status === 429) return { kind: 'rate_limited', retryAfter: response.headers.get('retry-after'), message };
+  if (response.status >= 500) return { kind: 'server', status: response.status, message };
+  return { kind: 'refused', status: response.status, error: error.success ? error.data : null, message };
+}
+
+function isReplay(response: Response): boolean {
+  return response.headers.get('idempotent-replayed') === 'true';
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

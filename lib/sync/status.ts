@@ -1,0 +1,72 @@
+// Sync status for the UI. Kept in Dexie, not in memory, so every tab sees the one worker's
+// view (read it with a live query: `useLiveQuery(() => readSyncStatus(db))`).
+import { getMeta, type ParleyDb } from './db';
+import { blockedOpIds, type OpError, type OpKind } from './operations';
+
+export const STATUS_KEY = 'status';
+
+export interface StoredStatus {
+  /** False after a request could not reach the server (or the browser says offline). */
+  online: boolean;
+  syncing: boolean;
+  /** The server said 401: sync is paused until the user signs in again. */
+  needsSignIn: boolean;
+  /** End of the last sync that pushed everything it could and completed a pull pass (ms). */
+  lastSyncAt: number | null;
+  /** The last retryable problem (network, 5xx, 429), for a tooltip; null once a sync succeeds. */
+  lastError: string | null;
+  /** When the engine will try again after a retryable failure (ms), if it is waiting. */
+  nextRetryAt: number | null;
+}
+
+export interface FailedOperation {
+  opId: string;
+  kind: OpKind;
+  entityId: string;
+  error: OpError | null;
+  /** True when it did not fail itself but waits on a failed operation it depends on. */
+  blocked: boolean;
+}
+
+export interface SyncStatus extends StoredStatus {
+  /** Operations not yet confirmed by the server (failed ones excluded). */
+  pendingCount: number;
+  failed: FailedOperation[];
+}
+
+export const INITIAL_STATUS: StoredStatus = {
+  online: true,
+  syncing: false,
+  needsSignIn: false,
+  lastSyncAt: null,
+  lastError: null,
+  nextRetryAt: null,
+};
+
+export async function readSyncStatus(db: ParleyDb): Promise<SyncStatus> {
+  return db.transaction('r', db.meta, db.outbox, async () => {
+    const stored = { ...INITIAL_STATUS, ...(await getMeta<StoredStatus>(db, STATUS_KEY)) };
+    const ordered = await db.outbox.orderBy('seq').toArray();
+    const blocked = blockedOpIds(ordered);
+    const stuck = ordered.filter((op) => op.state === 'failed' || blocked.has(op.id));
+    return {
+      ...stored,
+      pendingCount: ordered.length - stuck.length,
+      failed: stuck.map((op) => ({
+        opId: op.id,
+        kind: op.body.kind,
+        entityId: op.entityId,
+        error: op.state === 'failed' ? op.error : null,
+        blocked: op.state !== 'failed',
+      })),
+    };
+  });
+}
+
+export async function updateStatus(db: ParleyDb, change: Partial<StoredStatus>): Promise<StoredStatus> {
+  return db.transaction('rw', db.meta, async () => {
+    const next = { ...INITIAL_STATUS, ...(await getMeta<StoredStatus>(db, STATUS_KEY)), ...change };
+    await db.meta.put({ key: STATUS_KEY, value: next });
+    return next;
+  });
+}

@@ -1,0 +1,233 @@
+// Test harness for the sync core: a fresh IndexedDB per device, a fault-injecting fetch that
+// sits between the engine and the REAL embedded server, and a direct view of the server.
+import { IDBFactory, IDBKeyRange } from 'fake-indexeddb';
+import { Conversation, ConversationPage, FileObject, FilePage } from '../../lib/schemas';
+import { createSyncClient, type SyncClient } from '../../lib/sync/client';
+import { openSyncDb, type ParleyDb } from '../../lib/sync/db';
+import { SyncEngine, type Clock, type EngineDeps } from '../../lib/sync/engine';
+import type { FetchLike } from '../../lib/sync/http';
+import { readSyncStatus } from '../../lib/sync/status';
+
+export type Fault =
+  /** The request never reaches the server. */
+  | 'offline'
+  /** The request reaches the server, which acts; the response is then lost. */
+  | 'lose-response'
+  /** A slow link: the request leaves after this many (real) milliseconds. */
+  | { delayMs: number }
+  /** A synthetic answer; the server never sees the request. */
+  | { status: number; headers?: Record<string, string>; body?: unknown };
+
+export interface SeenRequest {
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  fault: Fault | null;
+}
+
+/** Wraps the real fetch: scripted faults first, then a standing mode. */
+export class FaultyNetwork {
+  offline = false;
+  private script: Array<{ when: (method: string, path: string) => boolean; fault: Fault }> = [];
+  readonly seen: SeenRequest[] = [];
+  /** Called when a delayed request has started (it is in flight from then on). */
+  onDelay: (() => void) | null = null;
+
+  /** Apply `fault` to the next request that matches (method and a path regexp). */
+  inject(fault: Fault, method?: string, path?: RegExp): void {
+    this.script.push({ when: (m, p) => (!method || m === method) && (!path || path.test(p)), fault });
+  }
+
+  pendingFaults(): number {
+    return this.script.length;
+  }
+
+  clear(): void {
+    this.script = [];
+    this.offline = false;
+  }
+
+  readonly fetch: FetchLike = async (input, init) => {
+    const method = init?.method ?? 'GET';
+    const url = new URL(input);
+    const path = url.pathname + url.search;
+    const index = this.script.findIndex((s) => s.when(method, path));
+    const fault: Fault | null = this.offline ? 'offline' : index >= 0 ? this.script.splice(index, 1)[0]!.fault : null;
+    if (process.env.NETLOG) console.log('fetch', method, path, fault);
+    this.seen.push({ method, path, headers: { ...(init?.headers as Record<string, string>) }, fault });
+    if (fault === 'offline') throw new TypeError('fetch failed (offline)');
+    if (fault === 'lose-response') {
+      const response = await fetch(input, init);
+      await response.arrayBuffer(); // let the server finish; then the answer never arrives
+      throw new TypeError('fetch failed (connection reset)');
+    }
+    if (fault && 'delayMs' in fault) {
+      this.onDelay?.();
+      await new Promise((resolve) => setTimeout(resolve, fault.delayMs));
+      return fetch(input, init);
+    }
+    if (fault) {
+      return new Response(fault.body === undefined ? null : JSON.stringify(fault.body), {
+        status: fault.status,
+        headers: { 'content-type': 'application/json', ...fault.headers },
+      });
+    }
+    return fetch(input, init);
+  };
+}
+
+/** A clock tests move by hand; timers never fire on their own (tests call syncOnce). */
+export class ManualClock implements Clock {
+  constructor(public time = 1_700_000_000_000) {}
+  now() {
+    return this.time;
+  }
+  advance(ms: number) {
+    this.time += ms;
+  }
+  setTimeout(): unknown {
+    return null;
+  }
+  clearTimeout(): void {}
+}
+
+export interface Device {
+  db: ParleyDb;
+  client: SyncClient;
+  engine: SyncEngine;
+  net: FaultyNetwork;
+  clock: ManualClock;
+  /** Sync repeatedly (advancing the clock past any backoff) until nothing is left to do. */
+  settle(maxRounds?: number): Promise<void>;
+  setToken(token: string): void;
+  close(): void;
+}
+
+let deviceCounter = 0;
+
+export function makeDevice(
+  baseUrl: string,
+  token: string,
+  options: { indexedDB?: IDBFactory; name?: string; engine?: Partial<EngineDeps> } = {},
+): Device {
+  const indexedDB = options.indexedDB ?? new IDBFactory();
+  const db = openSyncDb(options.name ?? `test-${++deviceCounter}`, { indexedDB, IDBKeyRange });
+  const net = new FaultyNetwork();
+  const clock = new ManualClock();
+  let currentToken = token;
+  const engine = new SyncEngine({
+    db,
+    fetch: net.fetch,
+    baseUrl,
+    getToken: () => currentToken,
+    clock,
+    random: () => 0.5,
+    requestTimeoutMs: 5_000,
+    backoff: { baseMs: 1_000, maxMs: 60_000 },
+    ...options.engine,
+  });
+  const client = createSyncClient(db, { now: () => clock.now() });
+  return {
+    db,
+    client,
+    engine,
+    net,
+    clock,
+    async settle(maxRounds = 20) {
+      let report: Awaited<ReturnType<SyncEngine['syncOnce']>> | null = null;
+      for (let round = 0; round < maxRounds; round++) {
+        report = await engine.syncOnce();
+        // Settled: nothing left that can go (failed operations and those blocked by them wait for the user).
+        const { pendingCount } = await readSyncStatus(db);
+        if (report.push.kind === 'done' && report.pull?.kind === 'done' && pendingCount === 0) return;
+        if (report.push.kind === 'unauthenticated') throw new Error('device needs sign-in');
+        clock.advance(10 * 60_000);
+      }
+      const ops = await db.outbox.toArray();
+      throw new Error(`sync did not settle: ${JSON.stringify(report)} ${JSON.stringify(ops.map(({ body, state, error, entityId }) => ({ body, state, error, entityId })))}`);
+    },
+    setToken(next: string) {
+      currentToken = next;
+    },
+    close() {
+      db.close();
+    },
+  };
+}
+
+// ---- The server as it really is, read directly (not through the engine). ----
+
+async function getJson(baseUrl: string, token: string, path: string): Promise<unknown> {
+  const response = await fetch(baseUrl + path, { headers: { authorization: `Bearer ${token}` } });
+  if (!response.ok) throw new Error(`GET ${path}: ${response.status} ${await response.text()}`);
+  return response.json();
+}
+
+export async function serverConversations(baseUrl: string, token: string): Promise<Conversation[]> {
+  const out: Conversation[] = [];
+  let after = '';
+  for (;;) {
+    const page = ConversationPage.parse(await getJson(baseUrl, token, `/v1/conversations?limit=100${after}`));
+    out.push(...page.data);
+    if (!page.has_more) return out;
+    after = `&starting_after=${page.data.at(-1)!.id}`;
+  }
+}
+
+export async function serverFiles(baseUrl: string, token: string, conversationId?: string): Promise<FileObject[]> {
+  const out: FileObject[] = [];
+  let after = '';
+  const scope = conversationId ? `&conversation_id=${conversationId}` : '';
+  for (;;) {
+    const page = FilePage.parse(await getJson(baseUrl, token, `/v1/files?limit=100${scope}${after}`));
+    out.push(...page.data);
+    if (!page.has_more) return out;
+    after = `&starting_after=${page.data.at(-1)!.id}`;
+  }
+}
+
+/** Every server file with the conversation it is in, via per-conversation listings. */
+export async function serverFilesWithConversation(baseUrl: string, token: string) {
+  const result = new Map<string, { file: FileObject; conversationId: string }>();
+  for (const c of await serverConversations(baseUrl, token)) {
+    for (const file of await serverFiles(baseUrl, token, c.id)) result.set(file.id, { file, conversationId: c.id });
+  }
+  return result;
+}
+
+/** Another device acting directly on the server. */
+export function otherDevice(baseUrl: string, token: string) {
+  async function send(method: string, path: string, body?: BodyInit, json?: unknown) {
+    const headers: Record<string, string> = { authorization: `Bearer ${token}` };
+    if (json !== undefined) headers['content-type'] = 'application/json';
+    const response = await fetch(baseUrl + path, { method, headers, body: json !== undefined ? JSON.stringify(json) : body });
+    const text = await response.text();
+    return { status: response.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : null };
+  }
+  return {
+    send,
+    async createConversation(input: { contact_id?: string; group_id?: string }): Promise<Conversation> {
+      const r = await send('POST', '/v1/conversations', undefined, input);
+      if (r.status === 409) return Conversation.parse((await send('GET', `/v1/conversations/${r.body!.existing_id}`)).body);
+      if (r.status !== 201) throw new Error(`create: ${r.status}`);
+      return Conversation.parse(r.body);
+    },
+    async upload(conversationId: string, name: string, bytes: Uint8Array): Promise<FileObject> {
+      const form = new FormData();
+      form.append('conversation_id', conversationId);
+      form.append('file', new Blob([bytes as BlobPart], { type: 'text/plain' }), name);
+      const r = await send('POST', '/v1/files', form);
+      if (r.status !== 201) throw new Error(`upload: ${r.status} ${JSON.stringify(r.body)}`);
+      return FileObject.parse(r.body);
+    },
+  };
+}
+
+/** The mirror, stripped to what the server has, for comparison with the server. */
+export async function mirrorState(db: ParleyDb) {
+  const conversations = (await db.conversations.toArray()).map(({ syncState: _s, ...c }) => c);
+  const files = (await db.files.toArray()).map(({ syncState: _s, ...f }) => f);
+  return { conversations, files };
+}
+
+export const byId = <T extends { id: string }>(a: T, b: T) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);

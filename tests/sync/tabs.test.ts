@@ -1,0 +1,108 @@
+// @vitest-environment node
+// Two tabs on one database: each has its own engine, only one syncs at a time (the lock), and
+// both see one consistent mirror. Also: the schema upgrade path.
+import { Dexie } from 'dexie';
+import { IDBFactory, IDBKeyRange } from 'fake-indexeddb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openSyncDb } from '../../lib/sync/db';
+import { startTestServer, type TestServer } from '../helpers/server';
+import { byId, makeDevice, mirrorState, serverConversations, serverFilesWithConversation } from './harness';
+
+/** What navigator.locks gives tabs: one holder at a time, the others queue. */
+function sharedLock() {
+  let tail: Promise<unknown> = Promise.resolve();
+  let holders = 0;
+  let maxHolders = 0;
+  const withLock = <T,>(fn: () => Promise<T>): Promise<T> => {
+    const run = tail.then(async () => {
+      holders++;
+      maxHolders = Math.max(maxHolders, holders);
+      try {
+        return await fn();
+      } finally {
+        holders--;
+      }
+    });
+    tail = run.catch(() => {});
+    return run;
+  };
+  return { withLock, maxHolders: () => maxHolders };
+}
+
+describe('two tabs', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer({ env: { PARLEY_DISABLE_IDEMPOTENCY: '1' } });
+  });
+  afterAll(async () => server.stop());
+
+  it('sync concurrently from both tabs without duplicates, one replayer at a time', async () => {
+    const indexedDB = new IDBFactory();
+    const lock = sharedLock();
+    const options = { indexedDB, name: 'two-tabs', engine: { withLock: lock.withLock } };
+    const tabA = makeDevice(server.baseUrl, server.tokens.alice, options);
+    const tabB = makeDevice(server.baseUrl, server.tokens.alice, options);
+
+    const conv = await tabA.client.createConversation({ contact_id: 'tabs' });
+    // Tab B sees tab A's conversation (same database) and works in it.
+    expect(await tabB.db.conversations.get(conv)).toBeDefined();
+    const files = [];
+    for (let i = 0; i < 4; i++) {
+      const tab = i % 2 ? tabA : tabB;
+      files.push(await tab.client.uploadFile({ conversationId: conv }, { name: `t${i}.txt`, bytes: new TextEncoder().encode(`tab ${i}`) }));
+    }
+    await tabB.client.updateConversation(conv, { is_pinned: true });
+    // Tab A's first upload crawls; tab B starts syncing while it is in flight. Without the
+    // lock, B would take A's in-flight upload for an orphan and send it a second time.
+    tabA.net.inject({ delayMs: 150 }, 'POST', /^\/v1\/files/);
+    tabA.net.inject('lose-response', 'POST', /^\/v1\/files/);
+    tabB.net.inject('lose-response', 'POST', /^\/v1\/files/);
+    const inFlight = new Promise<void>((resolve) => (tabA.net.onDelay = resolve));
+    const syncA = tabA.engine.syncOnce();
+    await inFlight;
+    await Promise.all([syncA, tabB.engine.syncOnce(), tabA.engine.syncOnce(), tabB.engine.syncOnce()]);
+    tabA.clock.advance(600_000);
+    tabB.clock.advance(600_000);
+    await Promise.all([tabA.settle(), tabB.settle()]);
+
+    const convId = await tabA.client.resolveId(conv);
+    const onServer = await serverFilesWithConversation(server.baseUrl, server.tokens.alice);
+    const names = [...onServer.values()].filter((f) => f.conversationId === convId).map((f) => f.file.filename).sort();
+    expect(names).toEqual(['t0.txt', 't1.txt', 't2.txt', 't3.txt']);
+    expect((await serverConversations(server.baseUrl, server.tokens.alice)).find((c) => c.id === convId)?.is_pinned).toBe(true);
+    const mirror = await mirrorState(tabB.db);
+    expect(mirror.files.map(({ conversationId: _c, ...f }) => f).sort(byId)).toEqual([...onServer.values()].map((f) => f.file).sort(byId));
+    expect(await tabA.db.outbox.count()).toBe(0);
+    expect(lock.maxHolders()).toBe(1);
+    tabA.close();
+    tabB.close();
+  });
+});
+
+describe('schema', () => {
+  it('upgrades a version 1 database in place, keeping its rows', async () => {
+    const indexedDB = new IDBFactory();
+    const old = new Dexie('upgrade-me', { indexedDB, IDBKeyRange });
+    old.version(1).stores({
+      conversations: 'id, contact_id, group_id, last_active_at, syncState',
+      files: 'id, conversationId, message_id, syncState',
+      serverConversations: 'id, seenInPass',
+      serverFiles: 'id, conversationId, seenInPass',
+      outbox: '++seq, &id, entityId, state',
+      uploadChunks: '[opId+index], opId',
+      idAliases: 'tempId, realId',
+      fileScans: 'conversationId',
+      meta: 'key',
+    });
+    await old.table('serverFiles').put({ id: 'AAAAAAAAAAAAAAAA', message_id: 'BBBBBBBBBBBBBBBB', filename: 'a', seenInPass: 1 });
+    await old.table('meta').put({ key: 'status', value: { lastSyncAt: 5 } });
+    old.close();
+
+    const db = openSyncDb('upgrade-me', { indexedDB, IDBKeyRange });
+    const row = await db.serverFiles.get('AAAAAAAAAAAAAAAA');
+    expect(row).toMatchObject({ filename: 'a', conversationId: null });
+    expect(await db.serverFiles.where('message_id').equals('BBBBBBBBBBBBBBBB').count()).toBe(1);
+    expect(db.verno).toBe(2);
+    db.close();
+  });
+});
