@@ -4,6 +4,10 @@ const nextConfig = {
   poweredByHeader: false,
   // Native and server-only modules stay outside the bundle.
   serverExternalPackages: ['better-sqlite3', 'busboy', 'kysely', 'pg'],
+  async headers() {
+    // A new service worker must be seen at once; it then waits for "reload to update".
+    return [{ source: '/sw.js', headers: [{ key: 'Cache-Control', value: 'no-cache' }] }];
+  },
 };
 
 export default nextConfig;

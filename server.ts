@@ -5,6 +5,7 @@ import { readConfig, type Config } from './lib/config';
 import { ApiService } from './lib/api/service';
 import { createProxy } from './lib/api/proxy';
 import { createHttpServer, listen, type Dispatch } from './lib/api/node-server';
+import { appSecurityHeaders, readScriptHashes } from './lib/security';
 
 async function openBackend(config: Config): Promise<{ dispatch: Dispatch; ready(url: string): void; close(): Promise<void> }> {
   if (config.upstreamBaseUrl) {
@@ -42,7 +43,11 @@ async function main() {
   const app = next({ dev, hostname: 'localhost', port: config.port, dir: process.cwd() });
   await app.prepare();
   const handle = app.getRequestHandler();
-  const server = createHttpServer(backend.dispatch, (req, res) => handle(req, res));
+  const securityHeaders = Object.entries(appSecurityHeaders(dev ? [] : readScriptHashes()));
+  const server = createHttpServer(backend.dispatch, (req, res) => {
+    if (!dev) for (const [name, value] of securityHeaders) res.setHeader(name, value);
+    return handle(req, res);
+  });
   const port = await listen(server, config.port, config.hostname);
   const url = `http://localhost:${port}`;
   console.log(`[parley] serving ${url}`);

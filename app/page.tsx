@@ -1,12 +1,7 @@
-// Placeholder home page: the real UI arrives with the PWA issue.
+import { ParleyApp } from './_components/ParleyApp';
+
+// The one page: every route lives in the query string and is rendered on the client from the
+// local database, so the service worker's precached copy of this page serves all of them offline.
 export default function HomePage() {
-  return (
-    <main style={{ fontFamily: 'system-ui, sans-serif', padding: '1.5rem', maxWidth: '40rem' }}>
-      <h1>Parley</h1>
-      <p>
-        The <code>/v1</code> service is running. See <a href="/v1/openapi.json">/v1/openapi.json</a> for
-        the interface; the app itself is on its way.
-      </p>
-    </main>
-  );
+  return <ParleyApp />;
 }

@@ -1,0 +1,136 @@
+'use client';
+import { useLiveQuery } from 'dexie-react-hooks';
+import { useEffect, useRef, useState, type ChangeEvent } from 'react';
+import { conversationTitle } from '@/lib/view/conversations';
+import { humanSize, humanTime, humanType } from '@/lib/view/format';
+import { ConversationActions } from './ConversationActions';
+import { FileActions, FileLink } from './FileActions';
+import { Icon } from './Icon';
+import { hrefFor, navigate } from './router';
+import { useSession } from './session-context';
+
+export function ConversationScreen({ id }: { id: string }) {
+  const { connection } = useSession();
+  const { db, client } = connection;
+  const conversation = useLiveQuery(() => db.conversations.get(id), [db, id], null);
+  const alias = useLiveQuery(() => db.idAliases.get(id), [db, id]);
+  const files = useLiveQuery(() => db.files.where('conversationId').equals(id).toArray(), [db, id]);
+  const [uploadError, setUploadError] = useState<string | null>(null);
+  const opened = useRef<string | null>(null);
+
+  // A conversation created offline had a temporary id; follow it to the server's id.
+  useEffect(() => {
+    if (alias) navigate({ name: 'conversation', id: alias.realId }, { replace: true });
+  }, [alias]);
+
+  // Opening a conversation records last_opened_at (once per visit).
+  useEffect(() => {
+    if (conversation && opened.current !== id) {
+      opened.current = id;
+      void client.markOpened(id).catch(() => {});
+    }
+  }, [conversation, id, client]);
+
+  if (conversation === null) return <p className="empty">Loading…</p>;
+  if (conversation === undefined) {
+    return (
+      <section className="screen">
+        <p className="empty">This conversation is not here (it may have been deleted).</p>
+        <a href="/" onClick={(e) => { e.preventDefault(); navigate({ name: 'conversations' }); }}>Back to conversations</a>
+      </section>
+    );
+  }
+
+  async function upload(event: ChangeEvent<HTMLInputElement>) {
+    const picked = [...(event.target.files ?? [])];
+    event.target.value = '';
+    setUploadError(null);
+    for (const file of picked) {
+      try {
+        await client.uploadFile({ conversationId: id }, { name: file.name, type: file.type, bytes: file });
+      } catch (e) {
+        setUploadError(`${file.name}: ${e instanceof Error ? e.message : String(e)}`);
+      }
+    }
+  }
+
+  const sorted = [...(files ?? [])].sort((a, b) => b.created_at - a.created_at);
+  const pinnedFile = sorted.find((f) => f.message_id === conversation.pinned_message_id);
+  const title = conversationTitle(conversation);
+
+  return (
+    <section className="screen" aria-labelledby="conversation-title">
+      <div className="screen-head">
+        <a className="icon-button" href="/" aria-label="Back to conversations" onClick={(e) => { e.preventDefault(); navigate({ name: 'conversations' }); }}>
+          <Icon name="back" />
+        </a>
+        <h1 id="conversation-title">
+          <span className="kind">{conversation.group_id !== null ? 'Group' : 'Contact'}</span> {title}
+        </h1>
+      </div>
+      <div className="conversation-meta">
+        <ConversationActions conversation={conversation} withLabels onDeleted={() => navigate({ name: 'conversations' }, { replace: true })} />
+        <p>
+          Created {humanTime(conversation.created_at)} · last active {humanTime(conversation.last_active_at)}
+          {conversation.archived_at !== null && <> · archived {humanTime(conversation.archived_at)}</>}
+          {conversation.syncState !== 'synced' && <span className={`mark ${conversation.syncState}`}>{conversation.syncState === 'pending' ? 'unsynced' : 'failed'}</span>}
+        </p>
+        {pinnedFile && <p className="pinned">Pinned message: {pinnedFile.filename}</p>}
+      </div>
+
+      <div className="upload">
+        <label className="button primary with-label">
+          <Icon name="upload" />
+          <span>Upload files</span>
+          <input type="file" multiple onChange={upload} className="visually-hidden" aria-label="Upload files" />
+        </label>
+        <label className="button with-label">
+          <Icon name="camera" />
+          <span>Take photo</span>
+          <input type="file" accept="image/*" capture="environment" onChange={upload} className="visually-hidden" aria-label="Take photo" />
+        </label>
+        <a href={hrefFor({ name: 'files', conversationId: id })} onClick={(e) => { e.preventDefault(); navigate({ name: 'files', conversationId: id }); }}>
+          All files of this conversation
+        </a>
+      </div>
+      {uploadError && <p className="error" role="alert">{uploadError}</p>}
+
+      <h2>Files</h2>
+      {files === undefined ? (
+        <p className="empty">Loading…</p>
+      ) : sorted.length === 0 ? (
+        <p className="empty">No files yet.</p>
+      ) : (
+        <ul className="file-list" aria-label="Files">
+          {sorted.map((f) => {
+            const pinned = f.message_id === conversation.pinned_message_id;
+            return (
+              <li key={f.id} className={f.syncState !== 'synced' ? `unsynced ${f.syncState}` : undefined}>
+                <span className="file-name">
+                  <FileLink file={f} />
+                  {f.syncState !== 'synced' && <span className={`mark ${f.syncState}`}>{f.syncState === 'pending' ? 'unsynced' : 'failed'}</span>}
+                </span>
+                <span className="file-meta">
+                  {humanType(f.file_type)} · {humanSize(f.file_size)} · {humanTime(f.created_at)}
+                </span>
+                <span className="row-actions">
+                  <button
+                    type="button"
+                    className="icon-button"
+                    aria-pressed={pinned}
+                    aria-label={pinned ? `Unpin the message of ${f.filename}` : `Pin the message of ${f.filename}`}
+                    title={pinned ? 'Unpin message' : 'Pin message'}
+                    onClick={() => void client.updateConversation(id, { pinned_message_id: pinned ? null : f.message_id })}
+                  >
+                    <Icon name="pin" />
+                  </button>
+                  <FileActions file={f} />
+                </span>
+              </li>
+            );
+          })}
+        </ul>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,18 @@
+'use client';
+import { createContext, useContext } from 'react';
+import type { SyncConnection } from '@/lib/sync';
+
+export interface Session {
+  connection: SyncConnection;
+  signOut(): void;
+  /** Replace the token after the server refused the old one. */
+  signInAgain(token: string): Promise<void>;
+}
+
+export const SessionContext = createContext<Session | null>(null);
+
+export function useSession(): Session {
+  const session = useContext(SessionContext);
+  if (!session) throw new Error('useSession outside a signed-in session');
+  return session;
+}

@@ -1,0 +1,44 @@
+// Security headers for the app's pages. The Content-Security-Policy allows scripts only from this
+// origin plus the exact inline scripts Next.js put into the prerendered page (by hash, computed
+// after the build), so no other inline script can run.
+import fs from 'node:fs';
+import path from 'node:path';
+
+export const CSP_HASHES_FILE = path.join('.next', 'csp-hashes.json');
+
+export function contentSecurityPolicy(scriptHashes: readonly string[]): string {
+  return [
+    "default-src 'self'",
+    `script-src 'self' ${scriptHashes.map((h) => `'${h}'`).join(' ')}`.trim(),
+    // React renders style attributes; styles cannot run code.
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data: blob:",
+    "connect-src 'self'",
+    "worker-src 'self' blob:",
+    "manifest-src 'self'",
+    "font-src 'self'",
+    "object-src 'none'",
+    "base-uri 'self'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
+
+export function appSecurityHeaders(scriptHashes: readonly string[]): Record<string, string> {
+  return {
+    'Content-Security-Policy': contentSecurityPolicy(scriptHashes),
+    'X-Content-Type-Options': 'nosniff',
+    'Referrer-Policy': 'same-origin',
+    'X-Frame-Options': 'DENY',
+    'Permissions-Policy': 'geolocation=(), microphone=(), camera=(self)',
+  };
+}
+
+/** The inline-script hashes the build recorded; none (so no inline script runs) if there is no build. */
+export function readScriptHashes(root = process.cwd()): string[] {
+  try {
+    return JSON.parse(fs.readFileSync(path.join(root, CSP_HASHES_FILE), 'utf8')) as string[];
+  } catch {
+    return [];
+  }
+}

@@ -1,0 +1,56 @@
+// How values read to a person: sizes, times, media types. Pure functions, shared by every screen.
+
+const UNITS = ['B', 'KB', 'MB', 'GB', 'TB'];
+
+/** 1536 → "1.5 KB" (powers of 1024, one decimal below 10). */
+export function humanSize(bytes: number): string {
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < UNITS.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  const digits = unit === 0 || value >= 10 ? 0 : 1;
+  return `${value.toFixed(digits)} ${UNITS[unit]}`;
+}
+
+const TYPE_NAMES: Record<string, string> = {
+  'application/pdf': 'PDF',
+  'application/fhir+json': 'FHIR JSON',
+  'application/json': 'JSON',
+  'application/hl7-v2': 'HL7 v2',
+  'application/dicom': 'DICOM',
+  'application/zip': 'ZIP',
+  'application/gzip': 'GZIP',
+  'application/octet-stream': 'Binary',
+  'text/plain': 'Text',
+  'text/csv': 'CSV',
+  'text/html': 'HTML',
+  'image/svg+xml': 'SVG image',
+};
+
+/** "image/png" → "PNG image"; known clinical types by name; unknown ones as they are. */
+export function humanType(type: string): string {
+  if (TYPE_NAMES[type]) return TYPE_NAMES[type];
+  const [kind, sub] = type.split('/');
+  if ((kind === 'image' || kind === 'video' || kind === 'audio') && sub) return `${sub.toUpperCase()} ${kind}`;
+  return type;
+}
+
+/** A broad family for filtering: image, document, data, other. */
+export function typeFamily(type: string): 'image' | 'document' | 'data' | 'other' {
+  if (type.startsWith('image/')) return 'image';
+  if (type === 'application/pdf' || type.startsWith('text/') || type.includes('word')) return 'document';
+  if (type.includes('json') || type.includes('xml') || type.includes('hl7') || type.includes('dicom')) return 'data';
+  return 'other';
+}
+
+/** Unix seconds → a short local date-time; null → an em dash. */
+export function humanTime(seconds: number | null, now = Date.now()): string {
+  if (seconds === null) return '—';
+  const date = new Date(seconds * 1000);
+  const sameDay = new Date(now).toDateString() === date.toDateString();
+  return sameDay
+    ? date.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' })
+    : date.toLocaleDateString(undefined, { year: 'numeric', month: 'short', day: 'numeric' });
+}

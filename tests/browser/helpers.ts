@@ -1,0 +1,79 @@
+// Shared steps for the browser tests: the server is checked and seeded through /v1 directly.
+import path from 'node:path';
+import { expect, type APIRequestContext, type Page, type TestInfo } from '@playwright/test';
+import { APP_PORT, E2E_TOKENS } from '../../playwright.config';
+
+export const base = `http://127.0.0.1:${APP_PORT}`;
+
+/** Each viewport project works as its own user, so the projects never see each other's data. */
+export function userFor(info: TestInfo): { token: string; auth: Record<string, string> } {
+  const token = info.project.name === 'phone' ? E2E_TOKENS.alice : E2E_TOKENS.bob;
+  return { token, auth: { authorization: `Bearer ${token}` } };
+}
+
+export const unique = (prefix: string) => `${prefix}-${Date.now().toString(36)}${Math.floor(Math.random() * 1e4)}`;
+
+export async function api(request: APIRequestContext, info: TestInfo) {
+  const { auth } = userFor(info);
+  return {
+    async createConversation(contact_id: string) {
+      const r = await request.post(`${base}/v1/conversations`, { headers: auth, data: { contact_id } });
+      expect(r.status()).toBe(201);
+      return r.json();
+    },
+    async upload(conversation_id: string, name: string, body: string) {
+      const r = await request.post(`${base}/v1/files`, {
+        headers: auth,
+        multipart: { conversation_id, file: { name, mimeType: 'text/plain', buffer: Buffer.from(body) } },
+      });
+      expect(r.status()).toBe(201);
+      return r.json();
+    },
+    async get(path: string) {
+      const r = await request.get(`${base}${path}`, { headers: auth });
+      return { status: r.status(), body: r.status() === 204 ? null : await r.json() };
+    },
+    async del(path: string) {
+      return (await request.delete(`${base}${path}`, { headers: auth })).status();
+    },
+    async allConversations() {
+      return (await this.get('/v1/conversations?limit=100')).body.data as any[];
+    },
+  };
+}
+
+export async function signIn(page: Page, info: TestInfo) {
+  await page.goto('/');
+  await page.getByLabel('Access token').fill(userFor(info).token);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await expect(page.getByRole('heading', { name: 'Conversations' })).toBeVisible();
+  await expectAllSynced(page);
+}
+
+export async function expectAllSynced(page: Page, timeout = 30_000) {
+  await expect(page.getByTestId('sync-status')).toHaveText('All synced', { timeout });
+}
+
+/** Until the service worker controls the page, a reload offline would find nothing. */
+export async function waitForServiceWorker(page: Page) {
+  await page.evaluate(async () => {
+    await navigator.serviceWorker.ready;
+  });
+  if (!(await page.evaluate(() => navigator.serviceWorker.controller !== null))) {
+    await page.reload();
+    await page.evaluate(async () => {
+      await navigator.serviceWorker.ready;
+    });
+  }
+  expect(await page.evaluate(() => navigator.serviceWorker.controller !== null)).toBe(true);
+}
+
+export async function openConversation(page: Page, title: string) {
+  await page.getByRole('link', { name: new RegExp(title) }).first().click();
+  await expect(page.getByRole('heading', { level: 1, name: new RegExp(title) })).toBeVisible();
+}
+
+export async function screenshot(page: Page, info: TestInfo, name: string) {
+  // Kept as artifacts: test-results/screenshots/<viewport>-<screen>.png
+  await page.screenshot({ path: path.join('test-results', 'screenshots', `${info.project.name}-${name}.png`) });
+}
