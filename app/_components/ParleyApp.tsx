@@ -53,8 +53,10 @@ function SignedIn({ token, onSignedOut }: { token: string; onSignedOut(): void }
     let cancelled = false;
     connectSync({ userKey, baseUrl: window.location.origin, token }).then(
       (c) => {
-        if (cancelled) c.close();
-        else setConnection((current = c));
+        if (cancelled) return c.close();
+        setConnection((current = c));
+        // Benchmarks and browser tests drive the same client and worker the UI uses.
+        if (window.localStorage.getItem('parley:expose') === '1') Object.assign(window, { parley: c });
       },
       (e) => setFailure(e instanceof Error ? e.message : String(e)),
     );
