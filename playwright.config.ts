@@ -10,8 +10,8 @@ const chromium = {
 
 export const APP_PORT = Number(process.env.PARLEY_E2E_PORT || 3917);
 export const ROUTE_HANDLER_PORT = APP_PORT + 1;
-export const E2E_TOKENS = { alice: 'alice-e2e-token-0123456789', bob: 'bob-e2e-token-0123456789' };
-const tokens = `alice:${E2E_TOKENS.alice},bob:${E2E_TOKENS.bob}`;
+export const E2E_TOKENS = { alice: 'alice-e2e-token-0123456789', bob: 'bob-e2e-token-0123456789', carol: 'carol-e2e-token-0123456789', dave: 'dave-e2e-token-0123456789' };
+const tokens = Object.entries(E2E_TOKENS).map(([user, token]) => `${user}:${token}`).join(',');
 const dataRoot = path.join(os.tmpdir(), `parley-e2e-${process.pid}`);
 
 export default defineConfig({

@@ -47,12 +47,12 @@ const columns: Column<ConversationView>[] = [
       );
     },
   },
-  { id: 'pinned', header: 'Pinned', accessorFn: (c) => Number(c.is_pinned), cell: ({ row }) => yesNo(row.original.is_pinned), meta: { className: 'wide-only' } },
-  { id: 'muted', header: 'Muted', accessorFn: (c) => Number(c.is_muted), cell: ({ row }) => yesNo(row.original.is_muted), meta: { className: 'wide-only' } },
-  { id: 'last_active', header: 'Last active', accessorFn: (c) => c.last_active_at ?? 0, cell: ({ row }) => humanTime(row.original.last_active_at), meta: { className: 'wide-only' } },
-  { id: 'last_opened', header: 'Last opened', accessorFn: (c) => c.last_opened_at ?? 0, cell: ({ row }) => humanTime(row.original.last_opened_at), meta: { className: 'wide-only' } },
-  { id: 'created', header: 'Created', accessorFn: (c) => c.created_at, cell: ({ row }) => humanTime(row.original.created_at), meta: { className: 'wide-only' } },
-  { id: 'actions', header: () => <span className="visually-hidden">Actions</span>, enableSorting: false, cell: ({ row }) => <ConversationActions conversation={row.original} /> },
+  { id: 'pinned', header: 'Pinned', accessorFn: (c) => Number(c.is_pinned), cell: ({ row }) => yesNo(row.original.is_pinned), meta: { className: 'wide-only', width: '4.5rem' } },
+  { id: 'muted', header: 'Muted', accessorFn: (c) => Number(c.is_muted), cell: ({ row }) => yesNo(row.original.is_muted), meta: { className: 'wide-only', width: '4.5rem' } },
+  { id: 'last_active', header: 'Last active', accessorFn: (c) => c.last_active_at ?? 0, cell: ({ row }) => humanTime(row.original.last_active_at), meta: { className: 'wide-only', width: '6.5rem' } },
+  { id: 'last_opened', header: 'Last opened', accessorFn: (c) => c.last_opened_at ?? 0, cell: ({ row }) => humanTime(row.original.last_opened_at), meta: { className: 'wide-only', width: '6.5rem' } },
+  { id: 'created', header: 'Created', accessorFn: (c) => c.created_at, cell: ({ row }) => humanTime(row.original.created_at), meta: { className: 'wide-only', width: '6.5rem' } },
+  { id: 'actions', header: () => <span className="visually-hidden">Actions</span>, enableSorting: false, meta: { width: '11.5rem' }, cell: ({ row }) => <ConversationActions conversation={row.original} /> },
 ];
 
 function TriSelect({ label, value, onChange, yes, no }: { label: string; value: TriState; onChange(v: TriState): void; yes: string; no: string }) {

@@ -24,11 +24,11 @@ const columns: Column<Row>[] = [
       </span>
     ),
   },
-  { id: 'conversation', header: 'Conversation', accessorFn: (f) => f.conversationTitle, meta: { className: 'wide-only' } },
-  { id: 'type', header: 'Type', accessorFn: (f) => humanType(f.file_type), meta: { className: 'wide-only' } },
-  { id: 'size', header: 'Size', accessorFn: (f) => f.file_size, cell: ({ row }) => humanSize(row.original.file_size) },
-  { id: 'date', header: 'Date', accessorFn: (f) => f.created_at, cell: ({ row }) => humanTime(row.original.created_at), meta: { className: 'wide-only' } },
-  { id: 'actions', header: () => <span className="visually-hidden">Actions</span>, enableSorting: false, cell: ({ row }) => <FileActions file={row.original} /> },
+  { id: 'conversation', header: 'Conversation', accessorFn: (f) => f.conversationTitle, meta: { className: 'wide-only', width: '10rem' } },
+  { id: 'type', header: 'Type', accessorFn: (f) => humanType(f.file_type), meta: { className: 'wide-only', width: '7rem' } },
+  { id: 'size', header: 'Size', accessorFn: (f) => f.file_size, cell: ({ row }) => humanSize(row.original.file_size), meta: { width: '5rem' } },
+  { id: 'date', header: 'Date', accessorFn: (f) => f.created_at, cell: ({ row }) => humanTime(row.original.created_at), meta: { className: 'wide-only', width: '6.5rem' } },
+  { id: 'actions', header: () => <span className="visually-hidden">Actions</span>, enableSorting: false, meta: { width: '6rem' }, cell: ({ row }) => <FileActions file={row.original} /> },
 ];
 
 export function FilesScreen({ conversationId }: { conversationId?: string }) {

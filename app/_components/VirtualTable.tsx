@@ -7,7 +7,8 @@ import { useRef, type ReactNode } from 'react';
 import { useNarrow } from './useNarrow';
 
 export const features = tableFeatures({ rowSortingFeature, sortedRowModel: createSortedRowModel(), sortFns });
-export type Column<Row extends Record<string, any>> = ColumnDef<typeof features, Row> & { meta?: { className?: string } };
+/** `width`: a CSS grid track (every row is its own grid, so widths must not depend on content). */
+export type Column<Row extends Record<string, any>> = ColumnDef<typeof features, Row> & { meta?: { className?: string; width?: string } };
 
 const ROW_HEIGHT = 56;
 export function VirtualTable<Row extends Record<string, any> & { id: string }>({
@@ -34,7 +35,7 @@ export function VirtualTable<Row extends Record<string, any> & { id: string }>({
     estimateSize: () => ROW_HEIGHT,
     overscan: 8,
   });
-  const template = columns.map((c) => (c.meta?.className?.includes('grow') ? 'minmax(8rem, 1fr)' : 'auto')).join(' ');
+  const template = columns.map((c) => c.meta?.width ?? 'minmax(6rem, 1fr)').join(' ');
 
   return (
     <div className="vtable" role="table" aria-label={label} aria-rowcount={model.length + 1}>
