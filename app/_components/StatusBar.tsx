@@ -30,7 +30,9 @@ export function StatusBar() {
   const failed = status.failed.filter((f) => !f.blocked);
   const label = status.needsSignIn
     ? 'Sign in again'
-    : !status.online
+    : failed.length > 0
+      ? 'Needs attention'
+      : !status.online
       ? 'Offline'
       : status.syncing
         ? 'Syncing…'
