@@ -1,6 +1,7 @@
 // The process-wide /v1 back end for the Next.js route handlers: the embedded service, or the
 // proxy when UPSTREAM_BASE_URL is set. Opened once, on first use.
 import { readConfig } from '../config';
+import { fromWebRequest, toWebResponse } from './http';
 import type { Dispatch } from './node-server';
 import { createProxy } from './proxy';
 import { ApiService } from './service';
@@ -23,4 +24,10 @@ export function getDispatch(): Promise<Dispatch> {
   // Survives Next's module re-evaluation in development, so one process opens the database once.
   globalForParley.__parleyDispatch ??= open();
   return globalForParley.__parleyDispatch;
+}
+
+/** For the Next.js route handlers: a Web Request, answered by the same core as `npm start`'s server. */
+export async function handleRequest(request: Request): Promise<Response> {
+  const dispatch = await getDispatch();
+  return toWebResponse(await dispatch(fromWebRequest(request)));
 }

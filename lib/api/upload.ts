@@ -68,7 +68,11 @@ export function receiveUpload(request: ApiRequest, store: BlobStore, maxBytes: n
       fileStream?.destroy();
       sink?.destroy();
       // Answer only once the temporary bytes are gone: a refused upload leaves nothing behind.
-      void Promise.allSettled([writing])
+      // A sink destroyed while still opening its file opens it anyway before closing, so wait for
+      // its 'close' before removing, or the file would appear after the removal.
+      const openSink = sink as fs.WriteStream | null;
+      const closed = openSink && !openSink.closed ? new Promise<void>((r) => openSink.once('close', () => r())) : null;
+      void Promise.allSettled([writing, closed])
         .then(cleanup)
         .finally(() => reject(error));
       // Keep reading (and discarding) what the client is still sending, within a bound, so that

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Conversation, ConversationPage, ApiErrorBody } from '../../lib/schemas';
-import { client } from '../helpers/api';
+import { Conversation, ConversationPage } from '../../lib/schemas';
+import { client, expectError } from '../helpers/api';
 import { startTarget } from '../helpers/target';
 import type { TestServer } from '../helpers/server';
 
@@ -13,13 +13,6 @@ beforeAll(async () => {
 });
 afterAll(() => s.stop());
 
-function expectError(r: { status: number; body: any }, status: number, code: string, param?: string) {
-  expect(r.status, JSON.stringify(r.body)).toBe(status);
-  ApiErrorBody.parse(r.body);
-  expect(r.body.code).toBe(code);
-  expect(r.body.type).toBe(status >= 500 ? 'api_error' : 'invalid_request');
-  if (param !== undefined) expect(r.body.param).toBe(param);
-}
 
 describe('create', () => {
   it('creates with a contact (JSON) and answers 201 with all ten fields', async () => {

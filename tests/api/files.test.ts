@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiErrorBody, FileObject, FilePage } from '../../lib/schemas';
-import { client } from '../helpers/api';
+import { FileObject, FilePage } from '../../lib/schemas';
+import { client, expectError } from '../helpers/api';
 import { startTarget } from '../helpers/target';
 import type { TestServer } from '../helpers/server';
 
@@ -10,12 +10,6 @@ let s: TestServer;
 let alice: ReturnType<typeof client>;
 let conversationId: string;
 
-function expectError(r: { status: number; body: any }, status: number, code: string, param?: string) {
-  expect(r.status, JSON.stringify(r.body)).toBe(status);
-  ApiErrorBody.parse(r.body);
-  expect(r.body.code).toBe(code);
-  if (param !== undefined) expect(r.body.param).toBe(param);
-}
 
 /** Every stored blob under DATA_DIR/files. */
 function storedBlobs(): string[] {

@@ -1,3 +1,5 @@
+import { expect } from 'vitest';
+import { ApiErrorBody } from '../../lib/schemas';
 // A tiny HTTP client for tests: every call goes over the network to a real server.
 export interface CallResult<T = any> {
   status: number;
@@ -49,4 +51,13 @@ export function client(baseUrl: () => string, defaultToken?: string) {
       return call('POST', '/v1/files', { ...o, multipart: form });
     },
   };
+}
+
+/** The contract's error: status, shape, code and (when given) the param. */
+export function expectError(r: { status: number; body: any }, status: number, code: string, param?: string) {
+  expect(r.status, JSON.stringify(r.body)).toBe(status);
+  ApiErrorBody.parse(r.body);
+  expect(r.body.code).toBe(code);
+  expect(r.body.type).toBe(status >= 500 ? 'api_error' : 'invalid_request');
+  if (param !== undefined) expect(r.body.param).toBe(param);
 }

@@ -1,13 +1,7 @@
 // Thin adapter: Next.js route handler → the framework-free /v1 core (embedded or proxy).
-import { getDispatch } from '@/lib/api/instance';
-import { fromWebRequest, toWebResponse } from '@/lib/api/http';
+import { handleRequest } from '@/lib/api/instance';
 
 export const runtime = 'nodejs';
 export const dynamic = 'force-dynamic';
 
-async function handle(request: Request): Promise<Response> {
-  const dispatch = await getDispatch();
-  return toWebResponse(await dispatch(fromWebRequest(request)));
-}
-
-export { handle as GET, handle as POST, handle as PUT, handle as DELETE, handle as PATCH, handle as HEAD, handle as OPTIONS };
+export { handleRequest as GET, handleRequest as POST, handleRequest as PUT, handleRequest as DELETE, handleRequest as PATCH, handleRequest as HEAD, handleRequest as OPTIONS };
