@@ -28,8 +28,9 @@ export default defineConfig({
     trace: 'off',
   },
   projects: [
-    { name: 'phone', use: { ...devices['Pixel 7'], viewport: { width: 390, height: 844 }, launchOptions: chromium } },
-    { name: 'desktop', use: { viewport: { width: 1280, height: 800 }, launchOptions: chromium } },
+    // Checks that need one viewport only run in one project (never skipped).
+    { name: 'phone', testIgnore: ['**/route-handlers.spec.ts'], use: { ...devices['Pixel 7'], viewport: { width: 390, height: 844 }, launchOptions: chromium } },
+    { name: 'desktop', testIgnore: ['**/volume.spec.ts'], use: { viewport: { width: 1280, height: 800 }, launchOptions: chromium } },
   ],
   webServer: [
     {

@@ -1,12 +1,12 @@
 // /v1 through Next's App Router route handlers (plain `next start`): the second adapter onto the core.
+// API-level, so it runs in the desktop project only.
 import { expect, test } from '@playwright/test';
 import { E2E_TOKENS, ROUTE_HANDLER_PORT } from '../../playwright.config';
 
 const base = `http://127.0.0.1:${ROUTE_HANDLER_PORT}`;
 const auth = { authorization: `Bearer ${E2E_TOKENS.alice}` };
 
-test('route handlers serve /v1 and /files to the contract', async ({ request }, info) => {
-  test.skip(info.project.name !== 'desktop', 'API-level check: once is enough');
+test('route handlers serve /v1 and /files to the contract', async ({ request }) => {
   const contact = `rh-${Date.now()}`;
   const created = await request.post(`${base}/v1/conversations`, { headers: auth, form: { contact_id: contact } });
   expect(created.status()).toBe(201);

@@ -1,0 +1,104 @@
+// Fast seeding straight into the service's SQLite file (one transaction per call), after the
+// service's own migrations created the schema. Rows follow lib/api/migrations.ts exactly; file
+// rows get real bytes under DATA_DIR/files/<key[0:2]>/<key> (lib/api/storage.ts).
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { openDb } from '../../lib/api/db';
+import { newId } from '../../lib/api/ids';
+
+export const BENCH_TOKENS = { alice: 'alice-bench-token-0123456789', bob: 'bob-bench-token-9876543210', carol: 'carol-bench-token-5555555555' };
+export const PARLEY_TOKENS = Object.entries(BENCH_TOKENS).map(([user, token]) => `${user}:${token}`).join(',');
+
+/** Runs the service's migrations on a fresh DATA_DIR. */
+export async function createSchema(dataDir: string): Promise<void> {
+  const opened = await openDb({ dataDir });
+  await opened.close();
+}
+
+function open(dataDir: string) {
+  const db = new Database(path.join(dataDir, 'parley.sqlite'));
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  return db;
+}
+
+export interface SeededConversation {
+  id: string;
+  user: string;
+}
+
+/**
+ * Inserts conversations for each user, interleaved (so one user's rows are spread through the
+ * table as in real life). Returns the ids per user in creation order (oldest first).
+ */
+export function seedConversations(dataDir: string, perUser: Record<string, number>, now = Math.floor(Date.now() / 1000)): Record<string, string[]> {
+  const db = open(dataDir);
+  const ids: Record<string, string[]> = Object.fromEntries(Object.keys(perUser).map((u) => [u, []]));
+  const insert = db.prepare(
+    `insert into conversations (id, user_id, contact_id, group_id, pinned_message_id, is_pinned, is_muted, last_active_at, last_opened_at, created_at, archived_at)
+     values (?, ?, ?, null, null, ?, ?, null, null, ?, null)`,
+  );
+  const max = Math.max(...Object.values(perUser));
+  const total = Object.values(perUser).reduce((a, b) => a + b, 0);
+  db.transaction(() => {
+    for (let i = 0; i < max; i++) {
+      for (const [user, count] of Object.entries(perUser)) {
+        if (i >= count) continue;
+        const id = newId();
+        insert.run(id, user, `contact-${i}`, i % 17 === 0 ? 1 : 0, i % 11 === 0 ? 1 : 0, now - total + i);
+        ids[user]!.push(id);
+      }
+    }
+  })();
+  db.close();
+  return ids;
+}
+
+/**
+ * Gives `filesPerConversation` files to each of the given conversations: a message per file (as
+ * an upload creates), a file row, real bytes on disk, and last_active_at raised as an upload does.
+ */
+export function seedFiles(dataDir: string, user: string, conversationIds: string[], filesPerConversation: number, bytesPerFile = 2048): number {
+  const db = open(dataDir);
+  const insertMessage = db.prepare('insert into messages (id, conversation_id, user_id, author, created_at) values (?, ?, ?, ?, ?)');
+  const insertFile = db.prepare(
+    `insert into files (id, user_id, conversation_id, message_id, filename, file_type, file_size, storage_key, sha256, created_at)
+     values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  const touch = db.prepare('update conversations set last_active_at = ? where id = ?');
+  const filesDir = path.join(dataDir, 'files');
+  const now = Math.floor(Date.now() / 1000);
+  let n = 0;
+  db.transaction(() => {
+    for (const conversationId of conversationIds) {
+      for (let k = 0; k < filesPerConversation; k++, n++) {
+        const header = Buffer.from(`%PDF-1.4\n% parley bench file ${n}\n`);
+        const bytes = Buffer.concat([header, Buffer.alloc(Math.max(0, bytesPerFile - header.length), 0x20)]);
+        const key = newId(24);
+        const dir = path.join(filesDir, key.slice(0, 2));
+        fs.mkdirSync(dir, { recursive: true });
+        fs.writeFileSync(path.join(dir, key), bytes);
+        const messageId = newId();
+        const at = now - 100_000 + n;
+        insertMessage.run(messageId, conversationId, user, user, at);
+        insertFile.run(newId(), user, conversationId, messageId, `report-${n}.pdf`, 'application/pdf', bytes.length, key, createHash('sha256').update(bytes).digest('hex'), at);
+        touch.run(at, conversationId);
+      }
+    }
+  })();
+  db.close();
+  return n;
+}
+
+/**
+ * The sync data set: `conversations` for the user, a fifth of them active with 5 files each
+ * (10,000 conversations → 2,000 with files → 10,000 files), the rest without activity.
+ */
+export function seedSyncData(dataDir: string, user: string, conversations: number, filesPerActive = 5): { ids: string[]; files: number; active: number } {
+  const ids = seedConversations(dataDir, { [user]: conversations })[user]!;
+  const active = ids.filter((_, i) => i % 5 === 0);
+  const files = seedFiles(dataDir, user, active, filesPerActive);
+  return { ids, files, active: active.length };
+}
