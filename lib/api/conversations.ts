@@ -48,8 +48,22 @@ export class Conversations {
   private readonly messageInConversation;
   private readonly listPage;
   private readonly seek;
+  private readonly write;
 
   constructor(db: Db) {
+    // Every mutable field at once, from the merged row: one prepared statement for any update.
+    this.write = prepare<Pick<Row, 'id' | 'pinned_message_id' | 'is_pinned' | 'is_muted' | 'archived_at' | 'last_opened_at'>, never>(db, (slot) =>
+      db
+        .updateTable('conversations')
+        .set({
+          pinned_message_id: slot('pinned_message_id'),
+          is_pinned: slot('is_pinned'),
+          is_muted: slot('is_muted'),
+          archived_at: slot('archived_at'),
+          last_opened_at: slot('last_opened_at'),
+        })
+        .where('id', '=', slot('id')),
+    );
     this.byId = prepare<{ id: string; user: string }, Row>(db, (slot) =>
       db.selectFrom('conversations').selectAll().where('id', '=', slot('id')).where('user_id', '=', slot('user')),
     );
@@ -160,8 +174,9 @@ export class Conversations {
     if (input.archived_at !== undefined) changes.archived_at = input.archived_at;
     if (input.last_opened_at !== undefined) changes.last_opened_at = input.last_opened_at;
     if (Object.keys(changes).length === 0) return toConversation(row);
-    await db.updateTable('conversations').set(changes).where('id', '=', id).execute();
-    return toConversation({ ...row, ...changes });
+    const next = { ...row, ...changes };
+    await this.write(db, next);
+    return toConversation(next);
   }
 
   /** Deletes the conversation, its messages and files; returns the storage keys to remove after commit. */

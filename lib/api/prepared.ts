@@ -1,6 +1,14 @@
 // Queries built and compiled once, then executed with new parameter values: the hot paths do no
 // query building per request, and (with the statement cache in db.ts) SQLite re-uses the statement.
 import type { Compilable, CompiledQuery, Kysely } from 'kysely';
+import type { FastReader } from './db';
+
+const fastReaders = new WeakMap<Kysely<any>, FastReader>();
+
+/** Prepared queries run on the root database (not in a transaction) read through `reader`. */
+export function registerFastReader(db: Kysely<any>, reader: FastReader): void {
+  fastReaders.set(db, reader);
+}
 
 class Slot {
   constructor(readonly name: string) {}
@@ -19,8 +27,11 @@ export function prepare<A extends Record<string, unknown>, R>(
 ): Prepared<A, R> {
   const compiled = build(((name: string) => new Slot(name)) as SlotFn<A>).compile();
   const slots = compiled.parameters.map((p) => (p instanceof Slot ? p.name : null));
+  const isRead = compiled.query.kind === 'SelectQueryNode';
   return async (executor, args) => {
     const parameters = compiled.parameters.map((p, i) => (slots[i] === null ? p : args[slots[i]!]));
+    const reader = isRead && executor === db ? fastReaders.get(db) : undefined;
+    if (reader) return reader.all(compiled.sql, parameters) as R[];
     const query: CompiledQuery<R> = { ...compiled, parameters } as CompiledQuery<R>;
     const result = await executor.executeQuery(query);
     return result.rows;
