@@ -25,7 +25,10 @@ export interface FileView extends FileObject {
 
 /** The last state the server returned for a conversation: the base that pending work is rebased on. */
 export interface ServerConversation extends Conversation {
-  /** Pull pass in which this row was last written from a server response (see pull.ts's sweep). */
+  /**
+   * Pull pass in which this row was last written from a server response. Informational only:
+   * unchanged rows are not rewritten, and the sweep uses the ids of a complete listing (pull.ts).
+   */
   seenInPass: number;
 }
 

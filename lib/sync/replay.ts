@@ -58,34 +58,99 @@ export async function serverSupportsIdempotency(db: ParleyDb): Promise<boolean> 
 
 type Next = { op: OutboxOp } | { wait: number } | null;
 
-async function pickNext(db: ParleyDb, now: number): Promise<Next> {
-  const ordered = await db.outbox.orderBy('seq').toArray();
-  const blocked = blockedOpIds(ordered);
-  for (const op of ordered) {
-    if (op.state !== 'queued' || blocked.has(op.id)) continue;
-    // A temp id it does not create itself means that create has not been replayed (it failed,
-    // or waits behind a backoff): this one waits too.
-    const own = new Set(creates(op));
-    if (mentionedIds(op).some((id) => isTempId(id) && !own.has(id))) continue;
-    if (op.nextAttemptAt > now) return { wait: op.nextAttemptAt };
-    return { op };
+/**
+ * The outbox as this replay last read it, in seq order, with the blocked set computed once.
+ * Read whole once per push; then kept current by our own changes (re-reading only the settled
+ * operation), by appending operations queued meanwhile (a key range above the last seq), and
+ * read whole again whenever something else may have changed it: a remap of ids other queued
+ * operations mention, a new dead letter, or a claim that found the operation changed or gone.
+ * A stale copy is never acted on blindly: `claim` compares it with the stored operation.
+ */
+class OutboxView {
+  ops: OutboxOp[] = [];
+  blocked = new Set<string>();
+  lastSeq = 0;
+  /** Whole-outbox reads (for tests: one per push unless something forced a reload). */
+  static reads = 0;
+
+  constructor(private readonly db: ParleyDb) {}
+
+  async reload(): Promise<void> {
+    OutboxView.reads++;
+    this.ops = await this.db.outbox.orderBy(':id').toArray();
+    this.lastSeq = this.ops.at(-1)?.seq ?? this.lastSeq;
+    this.blocked = blockedOpIds(this.ops);
   }
-  return null;
+
+  /** Picks up operations queued since the last read (cheap when there are none). */
+  async appendNew(): Promise<void> {
+    const added = await this.db.outbox.where(':id').above(this.lastSeq).toArray();
+    if (added.length === 0) return;
+    this.ops.push(...added);
+    this.lastSeq = added.at(-1)!.seq!;
+    this.blocked = blockedOpIds(this.ops);
+  }
+
+  pick(now: number): Next {
+    for (const op of this.ops) {
+      if (op.state !== 'queued' || this.blocked.has(op.id)) continue;
+      // A temp id it does not create itself means that create has not been replayed (it failed,
+      // or waits behind a backoff): this one waits too.
+      const own = new Set(creates(op));
+      if (mentionedIds(op).some((id) => isTempId(id) && !own.has(id))) continue;
+      if (op.nextAttemptAt > now) return { wait: op.nextAttemptAt };
+      return { op };
+    }
+    return null;
+  }
+
+  /** After `op` was settled by this replay: take its stored state (or its removal) into account. */
+  async settled(op: OutboxOp): Promise<void> {
+    const current = await this.db.outbox.get(op.seq!);
+    const index = this.ops.findIndex((o) => o.seq === op.seq);
+    if (!current) {
+      if (index >= 0) this.ops.splice(index, 1);
+      // Its creations got real ids: every operation that mentions them was rewritten.
+      const created = new Set(creates(op));
+      if (created.size > 0 && this.ops.some((o) => mentionedIds(o).some((id) => created.has(id)))) await this.reload();
+      return;
+    }
+    if (current.state === 'failed' || index < 0) {
+      await this.reload();
+      return;
+    }
+    this.ops[index] = current;
+  }
 }
 
 export async function push(deps: ReplayDeps): Promise<PushResult> {
+  const view = new OutboxView(deps.db);
+  await view.reload();
   for (let guard = 0; guard < 100_000; guard++) {
-    const next = await deps.db.transaction('r', deps.db.outbox, () => pickNext(deps.db, deps.now()));
+    await view.appendNew();
+    const next = view.pick(deps.now());
     if (next === null) return { kind: 'done' };
     if ('wait' in next) return { kind: 'waiting', until: next.wait, reason: 'backoff' };
     const result = await replayOne(deps, next.op);
-    if (result) return result;
+    if (result === STALE) await view.reload();
+    else if (result) return result;
+    else await view.settled(next.op);
   }
   throw new Error('outbox replay did not settle');
 }
 
-/** Settles one operation. Returns a PushResult when the replay must stop, null to go on. */
-async function replayOne(deps: ReplayDeps, op: OutboxOp): Promise<PushResult | null> {
+/** Whole-outbox reads made by replays so far (a regression guard for tests). */
+export function outboxReads(): number {
+  return OutboxView.reads;
+}
+
+const STALE = Symbol('stale');
+
+/**
+ * Settles one operation. Returns a PushResult when the replay must stop, null to go on, STALE
+ * when the operation had changed or gone meanwhile (nothing was sent).
+ */
+async function replayOne(deps: ReplayDeps, op: OutboxOp): Promise<PushResult | null | typeof STALE> {
   const idempotent = await serverSupportsIdempotency(deps.db);
 
   if (op.body.kind === 'file.upload' && !idempotent) {
@@ -104,7 +169,7 @@ async function replayOne(deps: ReplayDeps, op: OutboxOp): Promise<PushResult | n
     }
   }
 
-  if (!(await claim(deps, op))) return null; // changed or cancelled meanwhile: look again
+  if (!(await claim(deps, op))) return STALE; // changed or cancelled meanwhile: look again
   const outcome = await send(deps, op);
   if (outcome.kind === 'ok') {
     if (outcome.replayed) await setMeta(deps.db, apply.IDEMPOTENCY_KEY, true);
