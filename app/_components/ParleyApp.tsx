@@ -1,8 +1,7 @@
 'use client';
 // The app: sign-in, the signed-in session (the sync worker and the local database), and the screens.
-import Dexie from 'dexie';
 import { useCallback, useEffect, useMemo, useState } from 'react';
-import { connectSync, databaseNameFor, readSyncStatus, type SyncConnection } from '@/lib/sync';
+import { connectSync, deleteSyncDb, readSyncStatus, type SyncConnection } from '@/lib/sync';
 import { forgetToken, loadToken, saveToken, userKeyFor } from '@/lib/view/session';
 import { ConversationScreen } from './ConversationScreen';
 import { ConversationsScreen } from './ConversationsScreen';
@@ -74,7 +73,7 @@ function SignedIn({ token, onSignedOut }: { token: string; onSignedOut(): void }
 
   const signOut = useCallback(async () => {
     connection?.close();
-    await Dexie.delete(databaseNameFor(userKey));
+    await deleteSyncDb(userKey);
     onSignedOut();
   }, [connection, userKey, onSignedOut]);
 

@@ -84,6 +84,11 @@ export function databaseNameFor(userKey: string): string {
   return `parley-sync-${userKey}`;
 }
 
+/** Signing out: the user's mirror and outbox go, unsynced changes included (the UI asks first). */
+export function deleteSyncDb(userKey: string): Promise<void> {
+  return Dexie.delete(databaseNameFor(userKey));
+}
+
 /**
  * Opens (lazily) the sync database. `options` lets tests hand in their own IDBFactory
  * (`{ indexedDB, IDBKeyRange }`) so every test gets an empty, isolated database.

@@ -5,7 +5,7 @@
 //            readSyncStatus(db) for the status bar, db.idAliases to follow a temp id.
 export { createSyncClient, SyncInputError, UPLOAD_CHUNK_BYTES, type SyncClient, type UploadSource } from './client';
 export { connectSync, type SyncConnection } from './connect';
-export { databaseNameFor, openSyncDb, type ConversationView, type FileView, type ParleyDb, type SyncState } from './db';
+export { databaseNameFor, deleteSyncDb, openSyncDb, type ConversationView, type FileView, type ParleyDb, type SyncState } from './db';
 export { SyncEngine, type Clock, type EngineDeps, type SyncReport } from './engine';
 export { isTempId } from './operations';
 export { readSyncStatus, type FailedOperation, type SyncStatus } from './status';
