@@ -51,18 +51,27 @@ export class Conversations {
   private readonly write;
 
   constructor(db: Db) {
-    // Every mutable field at once, from the merged row: one prepared statement for any update.
-    this.write = prepare<Pick<Row, 'id' | 'pinned_message_id' | 'is_pinned' | 'is_muted' | 'archived_at' | 'last_opened_at'>, never>(db, (slot) =>
+    // One atomic statement for any update: each mutable field changes only when its flag says
+    // it was supplied; the row comes back, so there is no read before the write.
+    type Patch = {
+      id: string; user: string;
+      set_pm: number; pm: string | null; set_pin: number; pin: number; set_mute: number; mute: number;
+      set_arch: number; arch: number | null; set_open: number; open: number | null;
+    };
+    const when = <T>(flag: unknown, value: unknown, column: string) => sql<T>`case when ${flag} = 1 then ${value} else ${sql.ref(column)} end`;
+    this.write = prepare<Patch, Row>(db, (slot) =>
       db
         .updateTable('conversations')
         .set({
-          pinned_message_id: slot('pinned_message_id'),
-          is_pinned: slot('is_pinned'),
-          is_muted: slot('is_muted'),
-          archived_at: slot('archived_at'),
-          last_opened_at: slot('last_opened_at'),
+          pinned_message_id: when<string | null>(slot('set_pm'), slot('pm'), 'pinned_message_id'),
+          is_pinned: when<number>(slot('set_pin'), slot('pin'), 'is_pinned'),
+          is_muted: when<number>(slot('set_mute'), slot('mute'), 'is_muted'),
+          archived_at: when<number | null>(slot('set_arch'), slot('arch'), 'archived_at'),
+          last_opened_at: when<number | null>(slot('set_open'), slot('open'), 'last_opened_at'),
         })
-        .where('id', '=', slot('id')),
+        .where('id', '=', slot('id'))
+        .where('user_id', '=', slot('user'))
+        .returningAll(),
     );
     this.byId = prepare<{ id: string; user: string }, Row>(db, (slot) =>
       db.selectFrom('conversations').selectAll().where('id', '=', slot('id')).where('user_id', '=', slot('user')),
@@ -162,21 +171,30 @@ export class Conversations {
 
   async update(db: Db, user: string, id: string, fields: Fields): Promise<Conversation> {
     const input = parseInput(ConversationUpdateInput, fields);
-    const row = await this.get(db, user, id);
     if (input.pinned_message_id) {
       const [message] = await this.messageInConversation(db, { id: input.pinned_message_id, conversation: id });
-      if (!message) throw invalid('pinned_message_id', 'pinned_message_id must be a message of this conversation');
+      if (!message) {
+        await this.get(db, user, id); // a conversation that is not the user's is 404, not 400
+        throw invalid('pinned_message_id', 'pinned_message_id must be a message of this conversation');
+      }
     }
-    const changes: Partial<Row> = {};
-    if (input.pinned_message_id !== undefined) changes.pinned_message_id = input.pinned_message_id;
-    if (input.is_pinned !== undefined) changes.is_pinned = input.is_pinned ? 1 : 0;
-    if (input.is_muted !== undefined) changes.is_muted = input.is_muted ? 1 : 0;
-    if (input.archived_at !== undefined) changes.archived_at = input.archived_at;
-    if (input.last_opened_at !== undefined) changes.last_opened_at = input.last_opened_at;
-    if (Object.keys(changes).length === 0) return toConversation(row);
-    const next = { ...row, ...changes };
-    await this.write(db, next);
-    return toConversation(next);
+    const flag = (v: unknown) => (v === undefined ? 0 : 1);
+    const [row] = await this.write(db, {
+      id,
+      user,
+      set_pm: flag(input.pinned_message_id),
+      pm: input.pinned_message_id ?? null,
+      set_pin: flag(input.is_pinned),
+      pin: input.is_pinned ? 1 : 0,
+      set_mute: flag(input.is_muted),
+      mute: input.is_muted ? 1 : 0,
+      set_arch: flag(input.archived_at),
+      arch: input.archived_at ?? null,
+      set_open: flag(input.last_opened_at),
+      open: input.last_opened_at ?? null,
+    });
+    if (!row) throw notFound('conversation');
+    return toConversation(row);
   }
 
   /** Deletes the conversation, its messages and files; returns the storage keys to remove after commit. */

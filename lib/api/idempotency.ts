@@ -47,8 +47,12 @@ export class IdempotencyStore {
     key: string | null,
     identity: () => RequestIdentity,
     handler: (trx: Db) => Promise<ApiResult>,
+    options: { singleWrite?: boolean } = {},
   ): Promise<ApiResult> {
-    if (!this.enabled || key === null) return this.db.transaction().execute(handler);
+    if (!this.enabled || key === null) {
+      // A handler whose only write is one statement is atomic by itself: no BEGIN/COMMIT needed.
+      return options.singleWrite ? handler(this.db) : this.db.transaction().execute(handler);
+    }
     if (!KEY_PATTERN.test(key)) throw invalid('Idempotency-Key', 'Idempotency-Key must be 1-255 visible ASCII characters');
     const print = fingerprint(identity());
 

@@ -204,6 +204,7 @@ export class ApiService {
             ? await this.conversations.update(trx, user, id, fields)
             : await this.files.rename(trx, user, id, fields, this.assetBase(request)),
       }),
+      { singleWrite: collection === 'conversations' },
     );
   }
 

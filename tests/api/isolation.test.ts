@@ -28,6 +28,8 @@ describe("bob and alice's resources", () => {
   it('bob gets 404 for each of alice\'s resources on every method', async () => {
     expect404(await bob.get(`/v1/conversations/${conversation.id}`));
     expect404(await bob.put(`/v1/conversations/${conversation.id}`, { json: { is_pinned: true } }));
+    expect404(await bob.put(`/v1/conversations/${conversation.id}`, { json: { pinned_message_id: file.message_id } }));
+    expect404(await bob.put(`/v1/conversations/${conversation.id}`, { json: {} }));
     expect404(await bob.del(`/v1/conversations/${conversation.id}`));
     expect404(await bob.get(`/v1/files/${file.id}`));
     expect404(await bob.put(`/v1/files/${file.id}`, { json: { filename: 'mine.pdf' } }));
