@@ -30,6 +30,8 @@ describe("bob and alice's resources", () => {
     expect404(await bob.put(`/v1/conversations/${conversation.id}`, { json: { is_pinned: true } }));
     expect404(await bob.put(`/v1/conversations/${conversation.id}`, { json: { pinned_message_id: file.message_id } }));
     expect404(await bob.put(`/v1/conversations/${conversation.id}`, { json: {} }));
+    // a missing conversation is 404 even when the message id is wrong too (404 before 400)
+    expect404(await bob.put('/v1/conversations/ZZZZZZZZZZZZZZZZ', { json: { pinned_message_id: 'AAAAAAAAAAAAAAAA' } }));
     expect404(await bob.del(`/v1/conversations/${conversation.id}`));
     expect404(await bob.get(`/v1/files/${file.id}`));
     expect404(await bob.put(`/v1/files/${file.id}`, { json: { filename: 'mine.pdf' } }));
