@@ -18,10 +18,6 @@ export const IDEMPOTENCY_KEY = 'serverIdempotency';
 /** Set when the server refused last_opened_at as an unknown parameter (a brief-only server). */
 export const NO_LAST_OPENED_KEY = 'serverLacksLastOpened';
 
-export async function currentPass(db: ParleyDb): Promise<number> {
-  return (await getMeta<PullCursor>(db, PULL_KEY))?.passId ?? 0;
-}
-
 export function allTables(db: ParleyDb) {
   return [
     db.conversations,
@@ -67,7 +63,7 @@ export function conversationCreated(conversation: Conversation): Done {
   return (db, op, nowMs) =>
     db.transaction('rw', allTables(db), async () => {
       const touched = await remap(db, op.entityId, conversation.id);
-      await db.serverConversations.put({ ...conversation, seenInPass: await currentPass(db) });
+      await db.serverConversations.put(conversation);
       // Any files we already show under the temp id belong to the real conversation now.
       await db.serverFiles.where('conversationId').equals(op.entityId).modify({ conversationId: conversation.id });
       await finish(db, op, nowMs, touched);
@@ -77,7 +73,7 @@ export function conversationCreated(conversation: Conversation): Done {
 export function conversationUpdated(conversation: Conversation): Done {
   return (db, op, nowMs) =>
     db.transaction('rw', allTables(db), async () => {
-      await db.serverConversations.put({ ...conversation, seenInPass: await currentPass(db) });
+      await db.serverConversations.put(conversation);
       await finish(db, op, nowMs, [conversation.id]);
     });
 }
@@ -100,7 +96,7 @@ export function fileUploaded(file: FileObject): Done {
       if (op.body.tempMessageId) {
         for (const id of await remap(db, op.body.tempMessageId, file.message_id)) touched.add(id);
       }
-      await db.serverFiles.put({ ...file, conversationId: op.body.conversationId, seenInPass: await currentPass(db) });
+      await db.serverFiles.put({ ...file, conversationId: op.body.conversationId });
       await db.uploadChunks.where('opId').equals(op.id).delete();
       await finish(db, op, nowMs, touched);
     });
@@ -110,7 +106,7 @@ export function fileRenamed(file: FileObject): Done {
   return (db, op, nowMs) =>
     db.transaction('rw', allTables(db), async () => {
       const known = await db.serverFiles.get(file.id);
-      await db.serverFiles.put({ ...file, conversationId: known?.conversationId ?? null, seenInPass: await currentPass(db) });
+      await db.serverFiles.put({ ...file, conversationId: known?.conversationId ?? null });
       await finish(db, op, nowMs, [file.id]);
     });
 }

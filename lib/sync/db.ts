@@ -24,17 +24,10 @@ export interface FileView extends FileObject {
 }
 
 /** The last state the server returned for a conversation: the base that pending work is rebased on. */
-export interface ServerConversation extends Conversation {
-  /**
-   * Pull pass in which this row was last written from a server response. Informational only:
-   * unchanged rows are not rewritten, and the sweep uses the ids of a complete listing (pull.ts).
-   */
-  seenInPass: number;
-}
+export type ServerConversation = Conversation;
 
 export interface ServerFile extends FileObject {
   conversationId: string | null;
-  seenInPass: number;
 }
 
 /** The bytes of a queued upload, as ArrayBuffer chunks: Safari fails storing Blob/File in IndexedDB. */
@@ -122,6 +115,20 @@ export function openSyncDb(name: string, options: DexieOptions = {}): ParleyDb {
         .modify((row: Partial<ServerFile>) => {
           if (row.conversationId === undefined) row.conversationId = null;
         });
+    });
+  // Version 3 drops `seenInPass`: the sweep works from the ids of a complete listing (pull.ts),
+  // so the per-row pass number was written on every change and read by nothing.
+  db.version(3)
+    .stores({ serverConversations: 'id', serverFiles: 'id, conversationId, message_id' })
+    .upgrade(async (tx) => {
+      for (const table of ['serverConversations', 'serverFiles']) {
+        await tx
+          .table(table)
+          .toCollection()
+          .modify((row: Record<string, unknown>) => {
+            delete row.seenInPass;
+          });
+      }
     });
   return db;
 }

@@ -89,8 +89,8 @@ async function pullPage(deps: PullDeps, cursor: PullCursor, seen: Set<string> | 
   for (const item of page.data) seen?.add(item.id);
   const { db } = deps;
   await db.transaction('rw', allTables(db), async () => {
-    if (isConversations) await storeConversations(db, page.data as Conversation[], cursor.passId, deps.now());
-    else await storeFiles(db, page.data as FileObject[], null, cursor.passId, deps.now());
+    if (isConversations) await storeConversations(db, page.data as Conversation[], deps.now());
+    else await storeFiles(db, page.data as FileObject[], null, deps.now());
     if (next.phase !== cursor.phase && seen) await sweep(db, isConversations ? 'conversations' : 'files', seen, deps.now());
     await db.meta.put({ key: PULL_KEY, value: next });
   });
@@ -108,11 +108,11 @@ function sameFields<T extends object>(stored: object | undefined, fresh: T): boo
 }
 
 /** Writes the conversations whose server copy changed; returns their ids. */
-export async function storeConversations(db: ParleyDb, page: Conversation[], passId: number, nowMs: number): Promise<string[]> {
+export async function storeConversations(db: ParleyDb, page: Conversation[], nowMs: number): Promise<string[]> {
   const known = await db.serverConversations.bulkGet(page.map((c) => c.id));
   const rows: ServerConversation[] = [];
   page.forEach((c, i) => {
-    if (!sameFields(known[i], c)) rows.push({ ...c, seenInPass: passId });
+    if (!sameFields(known[i], c)) rows.push(c);
   });
   if (rows.length === 0) return [];
   await db.serverConversations.bulkPut(rows);
@@ -129,7 +129,6 @@ export async function storeFiles(
   db: ParleyDb,
   page: FileObject[],
   conversationId: string | null,
-  passId: number,
   nowMs: number,
 ): Promise<string[]> {
   const known = await db.serverFiles.bulkGet(page.map((f) => f.id));
@@ -138,7 +137,7 @@ export async function storeFiles(
     const stored = known[i];
     const placedIn = conversationId ?? stored?.conversationId ?? null;
     if (stored && stored.conversationId === placedIn && sameFields(stored, f)) return;
-    rows.push({ ...f, conversationId: placedIn, seenInPass: passId });
+    rows.push({ ...f, conversationId: placedIn });
   });
   if (rows.length === 0) return [];
   await db.serverFiles.bulkPut(rows);
@@ -240,7 +239,7 @@ async function listConversationFiles(deps: PullDeps, conversation: Conversation,
 async function storeListing(deps: PullDeps, conversation: Conversation, files: FileObject[], state: ScanState, complete: boolean) {
   const { db } = deps;
   await db.transaction('rw', allTables(db), async () => {
-    await storeFiles(db, files, conversation.id, state.passId, deps.now());
+    await storeFiles(db, files, conversation.id, deps.now());
     if (complete) {
       await db.fileScans.put({ conversationId: conversation.id, lastActiveAt: conversation.last_active_at, passId: state.passId });
     }

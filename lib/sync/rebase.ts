@@ -13,11 +13,6 @@ import type {
 } from './db';
 import { blockedOpIds, mentionedIds, type OutboxOp } from './operations';
 
-function stripConversation(row: ServerConversation): Conversation {
-  const { seenInPass: _seen, ...conversation } = row;
-  return conversation;
-}
-
 /** The conversation as the user should see it, or null when it does not (or no longer) exist. */
 export function projectConversation(
   id: string,
@@ -25,7 +20,7 @@ export function projectConversation(
   ops: readonly OutboxOp[],
   nowSeconds: number,
 ): Conversation | null {
-  let current: Conversation | null = server ? stripConversation(server) : null;
+  let current: Conversation | null = server ? { ...server } : null;
   for (const op of ops) {
     const body = op.body;
     if (body.kind === 'conversation.create') {
@@ -59,7 +54,7 @@ export function projectFile(
 ): Omit<FileView, 'syncState'> | null {
   if (conversationGone) return null;
   let current: Omit<FileView, 'syncState'> | null = server
-    ? (({ seenInPass: _seen, ...file }) => file)(server)
+    ? { ...server }
     : null;
   for (const op of ops) {
     const body = op.body;

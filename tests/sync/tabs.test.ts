@@ -101,8 +101,9 @@ describe('schema', () => {
     const db = openSyncDb('upgrade-me', { indexedDB, IDBKeyRange });
     const row = await db.serverFiles.get('AAAAAAAAAAAAAAAA');
     expect(row).toMatchObject({ filename: 'a', conversationId: null });
+    expect(row).not.toHaveProperty('seenInPass'); // version 3 drops the unused pass number
     expect(await db.serverFiles.where('message_id').equals('BBBBBBBBBBBBBBBB').count()).toBe(1);
-    expect(db.verno).toBe(2);
+    expect(db.verno).toBe(3);
     db.close();
   });
 });
