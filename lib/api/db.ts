@@ -139,7 +139,7 @@ function openSqliteReader(dataDir: string): FastReader {
   };
 }
 
-export function openSqlite(dataDir: string): { dialect: Dialect; raw: Database.Database } {
+function openSqlite(dataDir: string): Dialect {
   fs.mkdirSync(dataDir, { recursive: true });
   const raw = new Database(sqliteFile(dataDir));
   raw.pragma('journal_mode = WAL');
@@ -147,7 +147,7 @@ export function openSqlite(dataDir: string): { dialect: Dialect; raw: Database.D
   // WAL + NORMAL survives a process crash; a power cut may lose the last commits (see README).
   raw.pragma('synchronous = NORMAL');
   raw.pragma('busy_timeout = 5000');
-  return { dialect: new SqliteDialect({ database: statementCache(raw) as never }), raw };
+  return new SqliteDialect({ database: statementCache(raw) as never });
 }
 
 async function openPostgres(url: string): Promise<Dialect> {
@@ -161,7 +161,7 @@ async function openPostgres(url: string): Promise<Dialect> {
 export async function openDb(options: { dataDir: string; databaseUrl?: string | null }): Promise<OpenedDb> {
   const dialectName: DialectName = options.databaseUrl ? 'postgres' : 'sqlite';
   const dialect =
-    dialectName === 'postgres' ? await openPostgres(options.databaseUrl!) : openSqlite(options.dataDir).dialect;
+    dialectName === 'postgres' ? await openPostgres(options.databaseUrl!) : openSqlite(options.dataDir);
   const db = new Kysely<Tables>({ dialect });
   const migrator = new Migrator({
     db,
