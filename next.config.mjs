@@ -2,8 +2,8 @@
 const nextConfig = {
   reactStrictMode: true,
   poweredByHeader: false,
-  // Native and server-only modules stay outside the bundle.
-  serverExternalPackages: ['better-sqlite3', 'busboy', 'kysely', 'pg'],
+  // Native and server-only modules stay outside the bundle (Next keeps @aws-sdk/client-s3 out itself).
+  serverExternalPackages: ['better-sqlite3', 'busboy', 'kysely', 'pg', '@aws-sdk/lib-storage', '@aws-sdk/s3-request-presigner'],
   async headers() {
     // A new service worker must be seen at once; it then waits for "reload to update".
     return [{ source: '/sw.js', headers: [{ key: 'Cache-Control', value: 'no-cache' }] }];

@@ -10,9 +10,20 @@ const chromium = {
 
 export const APP_PORT = Number(process.env.PARLEY_E2E_PORT || 3917);
 export const ROUTE_HANDLER_PORT = APP_PORT + 1;
-export const E2E_TOKENS = { alice: 'alice-e2e-token-0123456789', bob: 'bob-e2e-token-0123456789', carol: 'carol-e2e-token-0123456789', dave: 'dave-e2e-token-0123456789' };
-const tokens = Object.entries(E2E_TOKENS).map(([user, token]) => `${user}:${token}`).join(',');
-const dataRoot = path.join(os.tmpdir(), `parley-e2e-${process.pid}`);
+export const E2E_TOKENS = {
+  alice: 'alice-e2e-token-0123456789',
+  bob: 'bob-e2e-token-0123456789',
+  carol: 'carol-e2e-token-0123456789',
+  dave: 'dave-e2e-token-0123456789',
+  // account.spec.ts: a user who gets a new token, and someone else.
+  erin: 'erin-e2e-token-0123456789',
+  frank: 'frank-e2e-token-0123456789',
+};
+/** Second tokens of the same users (a new token for the same account). */
+export const E2E_SECOND_TOKENS = { erin: 'erin-e2e-second-token-0123456789' };
+const tokens = [...Object.entries(E2E_TOKENS), ...Object.entries(E2E_SECOND_TOKENS)].map(([user, token]) => `${user}:${token}`).join(',');
+/** The two servers' data; removed by the global teardown (same process, same pid). */
+export const E2E_DATA_ROOT = path.join(os.tmpdir(), `parley-e2e-${process.pid}`);
 
 export default defineConfig({
   testDir: 'tests/browser',
@@ -22,6 +33,7 @@ export default defineConfig({
   workers: 1,
   retries: 0,
   reporter: [['list']],
+  globalTeardown: './tests/browser/teardown.ts',
   use: {
     baseURL: `http://127.0.0.1:${APP_PORT}`,
     launchOptions: chromium,
@@ -29,15 +41,16 @@ export default defineConfig({
   },
   projects: [
     // Checks that need one viewport only run in one project (never skipped).
-    { name: 'phone', testIgnore: ['**/route-handlers.spec.ts'], use: { ...devices['Pixel 7'], viewport: { width: 390, height: 844 }, launchOptions: chromium } },
+    { name: 'phone', testIgnore: ['**/route-handlers.spec.ts', '**/start.spec.ts', '**/tabs.spec.ts'], use: { ...devices['Pixel 7'], viewport: { width: 390, height: 844 }, launchOptions: chromium } },
     { name: 'desktop', testIgnore: ['**/volume.spec.ts'], use: { viewport: { width: 1280, height: 800 }, launchOptions: chromium } },
   ],
   webServer: [
     {
-      // What `npm start` runs: the custom server (core fast path + Next).
-      command: `npx tsx server.ts`,
+      // What `npm start` runs: the compiled custom server (core fast path + Next), after checking
+      // that the build (made by scripts/browser-tests.mjs) is current.
+      command: `node scripts/start.mjs`,
       url: `http://127.0.0.1:${APP_PORT}/v1/openapi.json`,
-      env: { PORT: String(APP_PORT), DATA_DIR: path.join(dataRoot, 'app'), PARLEY_TOKENS: tokens, NODE_ENV: 'production' },
+      env: { PORT: String(APP_PORT), DATA_DIR: path.join(E2E_DATA_ROOT, 'app'), PARLEY_TOKENS: tokens, NODE_ENV: 'production' },
       reuseExistingServer: false,
       timeout: 60_000,
     },
@@ -45,7 +58,7 @@ export default defineConfig({
       // Plain `next start`: /v1 through the App Router route handlers (the serverless-friendly adapter).
       command: `npx next start -p ${ROUTE_HANDLER_PORT} -H 127.0.0.1`,
       url: `http://127.0.0.1:${ROUTE_HANDLER_PORT}/v1/openapi.json`,
-      env: { DATA_DIR: path.join(dataRoot, 'next'), PARLEY_TOKENS: tokens },
+      env: { DATA_DIR: path.join(E2E_DATA_ROOT, 'next'), PARLEY_TOKENS: tokens },
       reuseExistingServer: false,
       timeout: 60_000,
     },

@@ -14,7 +14,11 @@ export const viewport: Viewport = {
   width: 'device-width',
   initialScale: 1,
   viewportFit: 'cover',
-  themeColor: '#0b5cad',
+  // The browser's bar follows the page's palette (app/globals.css).
+  themeColor: [
+    { media: '(prefers-color-scheme: light)', color: '#0b5cad' },
+    { media: '(prefers-color-scheme: dark)', color: '#121417' },
+  ],
 };
 
 export default function RootLayout({ children }: { children: ReactNode }) {

@@ -8,8 +8,8 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import { fileURLToPath } from 'node:url';
-import { createHttpServer, listen } from '../lib/api/node-server';
-import { createProxy } from '../lib/api/proxy';
+import { createHttpServer, listen } from '../lib/api/http/node-server';
+import { createProxy } from '../lib/proxy/proxy';
 import { readConfig } from '../lib/config';
 import { startTestServer, TEST_TOKENS } from '../tests/helpers/server';
 

@@ -13,11 +13,13 @@ import { api } from './scenarios/api';
 import { app } from './scenarios/app';
 import { deepPages } from './scenarios/deep-pages';
 import { initialSync } from './scenarios/initial-sync';
+import { reconnect } from './scenarios/reconnect';
 import { replay } from './scenarios/replay';
 import { steadySync } from './scenarios/steady-sync';
-import { uploads } from './scenarios/uploads';
+import { syncGrowth } from './scenarios/sync-growth';
+import { uploads, uploadsS3 } from './scenarios/uploads';
 
-const ALL: Scenario[] = [api, deepPages, uploads, initialSync, steadySync, replay, app];
+const ALL: Scenario[] = [api, deepPages, uploads, uploadsS3, initialSync, steadySync, syncGrowth, replay, reconnect, app];
 const RUNS = Number(process.env.BENCH_RUNS || 3);
 
 function machine() {

@@ -1,5 +1,7 @@
 // The one place where configuration is read from the environment.
+import { isIPv6 } from 'node:net';
 import path from 'node:path';
+import { z } from 'zod';
 
 export const MiB = 1024 * 1024;
 
@@ -10,8 +12,14 @@ export interface Config {
   dataDir: string;
   /** Static tokens seeded from PARLEY_TOKENS: token → user id. */
   staticTokens: Map<string, string>;
-  /** Origin used to build file_url; null means "the origin of the request". */
+  /** Origin used to build file_url; null means "the origin of the request" (its Host, if allowed). */
   assetUrl: string | null;
+  /**
+   * ALLOWED_HOSTS: the Host values a request may carry when file_url is built from it (no
+   * ASSET_URL). null: the default, loopback names and this machine's name on the server's port
+   * (see lib/api/http/hosts.ts).
+   */
+  allowedHosts: AllowedHost[] | null;
   maxUploadBytes: number;
   /** Proxy mode: when set, /v1 is forwarded to this service instead of served locally. */
   upstreamBaseUrl: string | null;
@@ -20,25 +28,103 @@ export interface Config {
   upstreamIdleTimeoutMs: number;
   /** PostgreSQL connection string; absent means SQLite in dataDir. */
   databaseUrl: string | null;
-  /** Honour Idempotency-Key (on unless PARLEY_DISABLE_IDEMPOTENCY=1, which tests use to play a server without it). */
-  idempotency: boolean;
+  /**
+   * The /v1 extensions this server offers (see ../shared/API.md "Extensions"). All by default;
+   * tests switch them off to play a server with only the brief's contract, which the app must
+   * still work against.
+   */
+  extensions: ReadonlySet<Extension>;
+  /** How long the change feed keeps events; an older cursor answers 410 events_expired. */
+  eventsRetentionSeconds: number;
+  /** Comment lines on an idle live stream, so proxies and clients can tell quiet from dead. */
+  eventsHeartbeatMs: number;
+  /** How long a repeat waits for a first request with its key that is still running (then 409 idempotency_in_progress). */
+  idempotencyWaitMs: number;
+  /** HTTP: the request's headers must arrive within this time (408 otherwise). */
+  headersTimeoutMs: number;
+  /** HTTP: a request body that sends nothing for this long is cut off. */
+  bodyIdleTimeoutMs: number;
+  /** HTTP: the whole request (headers and body) must arrive within this time (408 otherwise). */
+  requestTimeoutMs: number;
+  /**
+   * After SIGTERM/SIGINT: how long requests in flight (uploads too) may take to finish before their
+   * connections are cut and the process exits. Keep it below the orchestrator's kill timeout.
+   */
+  shutdownTimeoutMs: number;
+  /** File bytes in an S3-compatible object store (S3_BUCKET set); null means local disk under dataDir. */
+  s3: S3Config | null;
 }
+
+export interface S3Config {
+  bucket: string;
+  /** Custom endpoint (MinIO, R2, Ceph …); null means AWS S3. */
+  endpoint: string | null;
+  /** null: the SDK's usual sources (AWS_REGION, the profile); with a custom endpoint, us-east-1 unless set. */
+  region: string | null;
+  /** null: the SDK's usual credential sources (environment, profile, instance or task role). */
+  credentials: { accessKeyId: string; secretAccessKey: string } | null;
+  /** Bucket in the path (http://host/bucket/key), as MinIO-style endpoints need, instead of in the host name. */
+  forcePathStyle: boolean;
+  /** Answer a valid signed /files/… request with a redirect to a short-lived presigned store URL. */
+  presignedRedirect: boolean;
+}
+
+/** Extensions that can be switched off: Idempotency-Key, /v1/me, the change feed and its live stream. */
+export const EXTENSIONS = ['idempotency', 'me', 'events'] as const;
+export type Extension = (typeof EXTENSIONS)[number];
 
 type Env = Record<string, string | undefined>;
 
-export class ConfigError extends Error {}
+/** One ALLOWED_HOSTS entry: a lowercase host name or address ([…] for IPv6); no port: any port. */
+export interface AllowedHost {
+  name: string;
+  port: number | null;
+}
 
-function integer(env: Env, name: string, fallback: number, min: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw) || Number(raw) < min || !Number.isSafeInteger(Number(raw))) {
-    throw new ConfigError(`${name} must be an integer >= ${min}, got "${raw}"`);
+/** Every problem with the configuration, one message each (all of them, not only the first). */
+export class ConfigError extends Error {
+  readonly problems: string[];
+  constructor(problems: string | string[]) {
+    const list = typeof problems === 'string' ? [problems] : problems;
+    super(list.length === 1 ? list[0]! : `${list.length} problems with the configuration:\n${list.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+    this.problems = list;
+  }
+}
+
+/** The value of one variable; an empty string counts as unset (as in `VAR= npm start`). */
+const variable = z
+  .string()
+  .optional()
+  .transform((raw) => (raw === '' ? undefined : raw));
+
+/**
+ * A variable read by `parse`, which throws ConfigError with the message for that variable; the
+ * schema turns the throw into an issue, so that every variable is looked at and every problem told.
+ */
+function parsedBy<T>(parse: (raw: string | undefined) => T) {
+  return variable.transform((raw, ctx): T => {
+    try {
+      return parse(raw);
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      for (const message of error.problems) ctx.addIssue({ code: 'custom', message });
+      return z.NEVER;
+    }
+  });
+}
+
+function integerFrom(name: string, raw: string | undefined, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max || !Number.isSafeInteger(Number(raw))) {
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
   }
   return Number(raw);
 }
 
-function baseUrl(env: Env, name: string): string | null {
-  const raw = env[name];
+const integer = (name: string, fallback: number, min: number, max?: number) => parsedBy((raw) => integerFrom(name, raw, fallback, min, max));
+
+function baseUrlFrom(name: string, raw: string | undefined): string | null {
   if (!raw) return null;
   let url: URL;
   try {
@@ -50,6 +136,106 @@ function baseUrl(env: Env, name: string): string | null {
     throw new ConfigError(`${name} must be an http(s) URL, got "${raw}"`);
   }
   return url.href.replace(/\/+$/, '');
+}
+
+const baseUrl = (name: string) => parsedBy((raw) => baseUrlFrom(name, raw));
+
+function flagFrom(name: string, raw: string | undefined): boolean {
+  if (raw === undefined) return false;
+  if (raw !== 'true' && raw !== 'false') throw new ConfigError(`${name} must be "true" or "false", got "${raw}"`);
+  return raw === 'true';
+}
+
+const flag = (name: string) => parsedBy((raw) => flagFrom(name, raw));
+
+/** A PostgreSQL connection string. Its value is never repeated in a message: it may hold a password. */
+function databaseUrlFrom(raw: string | undefined): string | null {
+  if (!raw) return null;
+  let protocol: string | null = null;
+  try {
+    protocol = new URL(raw).protocol;
+  } catch {
+    // not a URL at all
+  }
+  if (protocol !== 'postgres:' && protocol !== 'postgresql:') {
+    throw new ConfigError('DATABASE_URL must be a PostgreSQL connection string (postgres://user:password@host:5432/database); unset, the server uses SQLite in DATA_DIR');
+  }
+  return raw;
+}
+
+// A DNS name (or IPv4 address) of letters, digits and inner hyphens, or a bracketed IPv6 address;
+// then an optional port. Nothing else: no scheme, path, user or wildcard.
+const HOST_ENTRY = /^(?:((?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*)|\[([0-9a-f:.]+)\])(?::(\d{1,5}))?$/i;
+
+/** `parley.example.org, 10.0.0.5:3000, [::1]:3000` → entries; empty or unset → null (the default). */
+export function parseAllowedHosts(raw: string | undefined): AllowedHost[] | null {
+  if (raw === undefined || raw.trim() === '') return null;
+  const hosts: AllowedHost[] = [];
+  for (const entry of raw.split(',')) {
+    const trimmed = entry.trim();
+    if (!trimmed) continue;
+    const match = HOST_ENTRY.exec(trimmed);
+    const port = match?.[3] === undefined ? null : Number(match[3]);
+    const ipv6 = match?.[2];
+    if (!match || (ipv6 !== undefined && !isIPv6(ipv6)) || (port !== null && (port < 1 || port > 65535))) {
+      throw new ConfigError(
+        `ALLOWED_HOSTS is a comma-separated list of host or host:port (e.g. "parley.example.org,10.0.0.5:3000,[::1]:3000"), without scheme or path; "${trimmed}" is not one`,
+      );
+    }
+    hosts.push({ name: (match[1] ?? `[${ipv6}]`).toLowerCase(), port });
+  }
+  return hosts;
+}
+
+const S3_NAMES = ['S3_ENDPOINT', 'S3_REGION', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'S3_FORCE_PATH_STYLE', 'S3_PRESIGNED_REDIRECT'];
+// S3's rules for new buckets (the strictest of the stores it speaks for): 3-63 characters, lower case.
+const BUCKET_NAME = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
+const REGION_NAME = /^[a-z0-9-]{1,64}$/;
+
+/** S3_*: every problem with them at once (ConfigError), or null when S3_BUCKET is not set. */
+export function readS3Config(env: Env): S3Config | null {
+  const problems: string[] = [];
+  const attempt = <T>(read: () => T, fallback: T): T => {
+    try {
+      return read();
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      problems.push(...error.problems);
+      return fallback;
+    }
+  };
+  const bucket = env.S3_BUCKET;
+  if (!bucket) {
+    const stray = S3_NAMES.filter((name) => env[name]);
+    if (stray.length) {
+      throw new ConfigError(`${stray.join(', ')} ${stray.length === 1 ? 'is' : 'are'} set but S3_BUCKET is not: set S3_BUCKET to keep file bytes in an object store`);
+    }
+    return null;
+  }
+  if (!BUCKET_NAME.test(bucket) || bucket.includes('..')) {
+    problems.push(`S3_BUCKET must be 3-63 lower-case letters, digits, dots or hyphens, starting and ending with a letter or digit, got "${bucket}"`);
+  }
+  const region = env.S3_REGION || null;
+  if (region !== null && !REGION_NAME.test(region)) {
+    problems.push(`S3_REGION must be a region name such as "us-east-1" or "auto", got "${region}"`);
+  }
+  const accessKeyId = env.S3_ACCESS_KEY_ID || null;
+  const secretAccessKey = env.S3_SECRET_ACCESS_KEY || null;
+  if (accessKeyId && !secretAccessKey) problems.push('S3_ACCESS_KEY_ID is set but S3_SECRET_ACCESS_KEY is not: set both, or neither to use the SDK\'s usual credential sources');
+  if (secretAccessKey && !accessKeyId) problems.push('S3_SECRET_ACCESS_KEY is set but S3_ACCESS_KEY_ID is not: set both, or neither to use the SDK\'s usual credential sources');
+  const endpoint = attempt(() => baseUrlFrom('S3_ENDPOINT', env.S3_ENDPOINT || undefined), null);
+  const forcePathStyle = attempt(() => flagFrom('S3_FORCE_PATH_STYLE', env.S3_FORCE_PATH_STYLE || undefined), false);
+  const presignedRedirect = attempt(() => flagFrom('S3_PRESIGNED_REDIRECT', env.S3_PRESIGNED_REDIRECT || undefined), false);
+  if (problems.length) throw new ConfigError(problems);
+  return {
+    bucket,
+    endpoint,
+    // S3-compatible stores answer to any region name in the signature; us-east-1 is what they expect by default.
+    region: region ?? (endpoint ? 'us-east-1' : null),
+    credentials: accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey } : null,
+    forcePathStyle,
+    presignedRedirect,
+  };
 }
 
 /** `alice:tokenA,bob:tokenB` → Map(tokenA → alice, tokenB → bob). */
@@ -70,19 +256,122 @@ export function parseStaticTokens(raw: string | undefined): Map<string, string> 
   return tokens;
 }
 
+/**
+ * PARLEY_EXTENSIONS: unset or empty → all; `none` → none; else a comma list of EXTENSIONS.
+ * The older PARLEY_DISABLE_IDEMPOTENCY=1 still works and means "all but idempotency".
+ */
+export function parseExtensions(env: Env): ReadonlySet<Extension> {
+  const raw = (env.PARLEY_EXTENSIONS ?? '').trim();
+  const enabled = new Set<Extension>();
+  if (raw === '') EXTENSIONS.forEach((name) => enabled.add(name));
+  else if (raw !== 'none') {
+    for (const entry of raw.split(',')) {
+      const name = entry.trim();
+      if (!(EXTENSIONS as readonly string[]).includes(name)) {
+        throw new ConfigError(`PARLEY_EXTENSIONS is "none" or a comma list of ${EXTENSIONS.join(', ')}; got "${name}"`);
+      }
+      enabled.add(name as Extension);
+    }
+  }
+  if (env.PARLEY_DISABLE_IDEMPOTENCY === '1') enabled.delete('idempotency');
+  return enabled;
+}
+
+const DEFAULT_HEADERS_TIMEOUT_MS = 60_000;
+const DEFAULT_REQUEST_TIMEOUT_MS = 3_600_000;
+
+/** HEADERS_TIMEOUT_MS against REQUEST_TIMEOUT_MS, when both are valid on their own (else they have their messages). */
+function checkTimeouts(env: Env): void {
+  const valid = (name: string, fallback: number) => {
+    try {
+      return integerFrom(name, env[name] || undefined, fallback, 1);
+    } catch {
+      return null;
+    }
+  };
+  const headers = valid('HEADERS_TIMEOUT_MS', DEFAULT_HEADERS_TIMEOUT_MS);
+  const request = valid('REQUEST_TIMEOUT_MS', DEFAULT_REQUEST_TIMEOUT_MS);
+  if (headers !== null && request !== null && headers > request) {
+    throw new ConfigError(`HEADERS_TIMEOUT_MS (${headers}) must not exceed REQUEST_TIMEOUT_MS (${request})`);
+  }
+}
+
+/**
+ * The environment, variable by variable. Each entry turns its raw value into the setting or adds
+ * one message naming the variable; `readConfig` reports all of them together.
+ */
+const EnvSchema = z
+  .object({
+    PORT: integer('PORT', 3000, 0, 65535),
+    HOSTNAME: variable,
+    DATA_DIR: variable,
+    PARLEY_TOKENS: parsedBy(parseStaticTokens),
+    ASSET_URL: baseUrl('ASSET_URL'),
+    ALLOWED_HOSTS: parsedBy(parseAllowedHosts),
+    MAX_UPLOAD_BYTES: integer('MAX_UPLOAD_BYTES', 100 * MiB, 1),
+    UPSTREAM_BASE_URL: baseUrl('UPSTREAM_BASE_URL'),
+    UPSTREAM_TOKEN: variable,
+    UPSTREAM_CONNECT_TIMEOUT_MS: integer('UPSTREAM_CONNECT_TIMEOUT_MS', 5000, 1),
+    UPSTREAM_IDLE_TIMEOUT_MS: integer('UPSTREAM_IDLE_TIMEOUT_MS', 30000, 1),
+    DATABASE_URL: parsedBy(databaseUrlFrom),
+    EVENTS_RETENTION_DAYS: integer('EVENTS_RETENTION_DAYS', 30, 1, 36_500),
+    // The contract promises a heartbeat at least every 30 s.
+    EVENTS_HEARTBEAT_MS: integer('EVENTS_HEARTBEAT_MS', 15_000, 10, 30_000),
+    IDEMPOTENCY_WAIT_MS: integer('IDEMPOTENCY_WAIT_MS', 5000, 1),
+    HEADERS_TIMEOUT_MS: integer('HEADERS_TIMEOUT_MS', DEFAULT_HEADERS_TIMEOUT_MS, 1),
+    // Two minutes without a byte: longer than a phone's network handover, short enough that stalled
+    // uploads do not pile up sockets and temporary files.
+    BODY_IDLE_TIMEOUT_MS: integer('BODY_IDLE_TIMEOUT_MS', 120_000, 1),
+    // An hour: 100 MiB from a phone at 256 kbit/s takes about 55 minutes.
+    REQUEST_TIMEOUT_MS: integer('REQUEST_TIMEOUT_MS', DEFAULT_REQUEST_TIMEOUT_MS, 1),
+    // Below the 30 s most orchestrators (Kubernetes, systemd's default 90 s) wait before SIGKILL.
+    SHUTDOWN_TIMEOUT_MS: integer('SHUTDOWN_TIMEOUT_MS', 25_000, 0),
+  });
+
+/**
+ * The configuration, from the environment (the one place it is read). Every problem is found
+ * before anything starts: a ConfigError lists them all, one message each.
+ */
 export function readConfig(env: Env = process.env): Config {
+  const problems: string[] = [];
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) problems.push(...parsed.error.issues.map((issue) => issue.message));
+  // Variables read together (S3_*, PARLEY_EXTENSIONS with the older switch) have readers of their own.
+  const extra = <T>(read: () => T): T | null => {
+    try {
+      return read();
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      problems.push(...error.problems);
+      return null;
+    }
+  };
+  const extensions = extra(() => parseExtensions(env));
+  const s3 = extra(() => readS3Config(env));
+  extra(() => checkTimeouts(env));
+  if (problems.length || !parsed.success || !extensions) throw new ConfigError(problems);
+  const v = parsed.data;
   return {
-    port: integer(env, 'PORT', 3000, 0),
-    hostname: env.HOSTNAME || '0.0.0.0',
-    dataDir: path.resolve(/*turbopackIgnore: true*/ env.DATA_DIR || './data'),
-    staticTokens: parseStaticTokens(env.PARLEY_TOKENS),
-    assetUrl: baseUrl(env, 'ASSET_URL'),
-    maxUploadBytes: integer(env, 'MAX_UPLOAD_BYTES', 100 * MiB, 1),
-    upstreamBaseUrl: baseUrl(env, 'UPSTREAM_BASE_URL'),
-    upstreamToken: env.UPSTREAM_TOKEN || null,
-    upstreamConnectTimeoutMs: integer(env, 'UPSTREAM_CONNECT_TIMEOUT_MS', 5000, 1),
-    upstreamIdleTimeoutMs: integer(env, 'UPSTREAM_IDLE_TIMEOUT_MS', 30000, 1),
-    databaseUrl: env.DATABASE_URL || null,
-    idempotency: env.PARLEY_DISABLE_IDEMPOTENCY !== '1',
+    port: v.PORT,
+    hostname: v.HOSTNAME ?? '0.0.0.0',
+    dataDir: path.resolve(/*turbopackIgnore: true*/ v.DATA_DIR ?? './data'),
+    staticTokens: v.PARLEY_TOKENS,
+    assetUrl: v.ASSET_URL,
+    allowedHosts: v.ALLOWED_HOSTS,
+    maxUploadBytes: v.MAX_UPLOAD_BYTES,
+    upstreamBaseUrl: v.UPSTREAM_BASE_URL,
+    upstreamToken: v.UPSTREAM_TOKEN ?? null,
+    upstreamConnectTimeoutMs: v.UPSTREAM_CONNECT_TIMEOUT_MS,
+    upstreamIdleTimeoutMs: v.UPSTREAM_IDLE_TIMEOUT_MS,
+    databaseUrl: v.DATABASE_URL,
+    extensions,
+    eventsRetentionSeconds: v.EVENTS_RETENTION_DAYS * 24 * 3600,
+    eventsHeartbeatMs: v.EVENTS_HEARTBEAT_MS,
+    idempotencyWaitMs: v.IDEMPOTENCY_WAIT_MS,
+    headersTimeoutMs: v.HEADERS_TIMEOUT_MS,
+    bodyIdleTimeoutMs: v.BODY_IDLE_TIMEOUT_MS,
+    requestTimeoutMs: v.REQUEST_TIMEOUT_MS,
+    shutdownTimeoutMs: v.SHUTDOWN_TIMEOUT_MS,
+    s3,
   };
 }

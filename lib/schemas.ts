@@ -46,6 +46,29 @@ export interface PageOf<T> {
   data: T[];
 }
 
+// ---- The change feed (an extension): what changed after a cursor, oldest first. ----
+
+const tombstone = z.strictObject({ id: Id });
+export const ChangeEvent = z.discriminatedUnion('type', [
+  z.strictObject({ id: z.string().min(1), type: z.literal(['conversation.created', 'conversation.updated']), created_at: Timestamp, object: Conversation }),
+  z.strictObject({ id: z.string().min(1), type: z.literal('conversation.deleted'), created_at: Timestamp, object: tombstone }),
+  z.strictObject({ id: z.string().min(1), type: z.literal(['file.created', 'file.updated']), created_at: Timestamp, object: FileObject, conversation_id: Id }),
+  z.strictObject({ id: z.string().min(1), type: z.literal('file.deleted'), created_at: Timestamp, object: tombstone, conversation_id: Id }),
+]);
+export type ChangeEvent = z.infer<typeof ChangeEvent>;
+export type ChangeEventType = ChangeEvent['type'];
+
+export const EventPage = z.strictObject({
+  data: z.array(ChangeEvent),
+  has_more: z.boolean(),
+  /** The cursor to ask with next (the last event's id, or the one given when nothing came). */
+  next: z.string().min(1),
+});
+export type EventPage = z.infer<typeof EventPage>;
+/** GET /v1/me (extension): the user the bearer token belongs to. */
+export const Me = z.strictObject({ id: z.string().min(1) });
+export type Me = z.infer<typeof Me>;
+
 export const ErrorCode = z.enum([
   'unauthenticated',
   'parameter_invalid',
@@ -55,10 +78,18 @@ export const ErrorCode = z.enum([
   'method_not_allowed',
   'conversation_exists',
   'idempotency_conflict',
+  'events_expired',
+  // 409, retryable: the first request with this Idempotency-Key is still running (or was abandoned
+  // by a crashed process); retry with the same key after Retry-After.
+  'idempotency_in_progress',
   'file_too_large',
   'unsupported_media_type',
   'rate_limited',
   'internal',
+  // 503, retryable: the database refuses writes (read-only) or cannot be reached.
+  'service_unavailable',
+  // 507, retryable: the disk, the database or the object store is full; nothing was stored.
+  'insufficient_storage',
   // Proxy mode only: the upstream service could not be reached or did not answer in time.
   'upstream_unavailable',
   'upstream_timeout',
@@ -106,12 +137,25 @@ export const ConversationUpdateInput = z.strictObject({
 });
 export type ConversationUpdateInput = z.infer<typeof ConversationUpdateInput>;
 
-/** Filenames: 1-255 bytes of UTF-8, no path separators, NUL or control characters, not . or .. */
+// Characters a filename may not contain: path separators, and anything that is invisible or
+// changes how the rest of the name displays, so a name always shows as what it is
+// ("invoice\u202Efdp.exe" would show as "invoiceexe.pdf"). That is every control character (Cc),
+// line/paragraph separator (Zl, Zp), lone surrogate (Cs, not Unicode at all) and format character
+// (Cf: bidi embeddings, overrides, isolates and marks, zero-width space, word joiner, BOM, soft
+// hyphen, tag characters, …) — with two kinds of exception, because real names need them:
+// ZWNJ/ZWJ (U+200C/U+200D) spell words in Persian, the Indic scripts and others, and join emoji
+// sequences (👩‍⚕️); and tag characters inside an emoji tag sequence (the flags of England,
+// Scotland, Wales: 🏴 + tags + cancel tag). Neither can reorder text or hide an extension.
+const FILENAME_FORBIDDEN = /[\/\\\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}]/u;
+const FILENAME_ALLOWED_FORMAT = /\u200C|\u200D|\u{1F3F4}[\u{E0020}-\u{E007E}]+\u{E007F}/gu;
+
+/** Filenames: 1-255 bytes of UTF-8, nothing invisible or display-changing (above), not . or .. */
 export function filenameProblem(name: string): string | null {
   if (name.length === 0) return 'must not be empty';
+  if (FILENAME_FORBIDDEN.test(name.replace(FILENAME_ALLOWED_FORMAT, ''))) {
+    return "can't contain / or \\ or invisible control characters";
+  }
   if (new TextEncoder().encode(name).length > 255) return 'must be at most 255 bytes';
-  // eslint-disable-next-line no-control-regex
-  if (/[\/\\\u0000-\u001f\u007f-\u009f]/.test(name)) return 'must not contain /, \\, NUL or control characters';
   if (name === '.' || name === '..') return 'must not be . or ..';
   return null;
 }

@@ -1,4 +1,4 @@
-// Browser tests: build the app, then run Playwright against Debian's Chromium. In CI a missing
+// Browser tests: build the app (if needed), then run Playwright against Debian's Chromium. In CI a missing
 // browser is a failure, never a skip.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -17,5 +17,6 @@ const run = (cmd, args) => {
   const result = spawnSync(cmd, args, { stdio: 'inherit' });
   if (result.status !== 0) process.exit(result.status ?? 1);
 };
-run('npm', ['run', 'build']);
+// Builds unless the build is current (same sources as the last complete build).
+run(process.execPath, ['scripts/build.mjs', '--if-stale']);
 run('npx', ['playwright', 'test', ...process.argv.slice(2)]);

@@ -1,7 +1,9 @@
 // npm run token -- create --user alice [--label phone] | list | revoke <id-or-token>
+import fs from 'node:fs';
+import path from 'node:path';
 import { readConfig } from '../lib/config';
-import { openDb } from '../lib/api/db';
-import { createToken, listTokens, revokeToken } from '../lib/api/tokens';
+import { openDb } from '../lib/api/storage/db';
+import { createToken, listTokens, revokeToken } from '../lib/api/domain/tokens';
 
 const usage = `usage:
   npm run token -- create --user <user> [--label <text>]
@@ -13,9 +15,49 @@ function option(args: string[], name: string): string | undefined {
   return i >= 0 ? args[i + 1] : undefined;
 }
 
+/** Where the server keeps its SQLite database inside DATA_DIR (see lib/api/storage/db.ts). */
+const SQLITE_FILE = 'parley.sqlite';
+
+/** A connection string fit to print: the password masked. */
+function printable(databaseUrl: string): string {
+  try {
+    const url = new URL(databaseUrl);
+    if (url.password) url.password = '***';
+    return url.href;
+  } catch {
+    return '(an unreadable DATABASE_URL)';
+  }
+}
+
 async function main(args: string[]): Promise<number> {
   const [command, ...rest] = args;
+  if (command !== 'create' && command !== 'list' && command !== 'revoke') {
+    console.error(usage);
+    return 2;
+  }
   const config = readConfig();
+  // Tokens live in the server's database: say which one this is, and never make up a new, empty
+  // one by accident (a token created there would not work; a listing would wrongly say "none").
+  // Only `create` with DATA_DIR given explicitly may start a new database (provisioning tokens
+  // before the server's first start).
+  if (config.databaseUrl) {
+    console.error(`[token] database: PostgreSQL at ${printable(config.databaseUrl)} (DATABASE_URL)`);
+  } else {
+    const file = path.join(config.dataDir, SQLITE_FILE);
+    const explicitDataDir = Boolean(process.env.DATA_DIR);
+    if (!fs.existsSync(file) && command === 'create' && explicitDataDir) {
+      console.error(`[token] database: SQLite at ${file} — new: created now (the server uses it when started with DATA_DIR=${config.dataDir})`);
+    } else if (!fs.existsSync(file)) {
+      console.error(
+        `[token] no database at ${file}: nothing to ${command === 'create' ? 'add the token to' : 'read'}.\n` +
+          `[token] Point this at the server's data: DATA_DIR=<the server's DATA_DIR> npm run token -- ${args.join(' ')}\n` +
+          '[token] (or DATABASE_URL=postgres://… when the server runs on PostgreSQL). A new server creates its database on first start.',
+      );
+      return 1;
+    } else {
+      console.error(`[token] database: SQLite at ${file} (DATA_DIR=${config.dataDir})`);
+    }
+  }
   const { db, close } = await openDb({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
   try {
     if (command === 'create') {

@@ -6,8 +6,14 @@ import { cleanupOutdatedCaches, createHandlerBoundToURL, matchPrecache, precache
 import { NavigationRoute, registerRoute } from 'workbox-routing';
 import { CacheFirst } from 'workbox-strategies';
 import { ExpirationPlugin } from 'workbox-expiration';
+import { databaseOfTag, flushOutbox } from '../lib/sync/background';
 
 declare const self: ServiceWorkerGlobalScope & { __WB_MANIFEST: Array<{ url: string; revision: string | null }> };
+
+/** Background Sync's event (not in TypeScript's webworker types). */
+interface SyncEvent extends ExtendableEvent {
+  readonly tag: string;
+}
 
 cleanupOutdatedCaches();
 
@@ -46,3 +52,28 @@ registerRoute(
 self.addEventListener('message', (event) => {
   if (event.data?.type === 'SKIP_WAITING') void self.skipWaiting();
 });
+
+// Background Sync: changes queued while the app was closed are sent once connectivity returns,
+// by the same engine under the same lock as the sync worker (lib/sync/background.ts). A rejected
+// event is retried by the browser later.
+self.addEventListener('sync', (event) => {
+  const sync = event as SyncEvent;
+  const database = databaseOfTag(sync.tag);
+  if (!database) return;
+  sync.waitUntil(
+    (async () => {
+      // While the app is on screen its own sync worker sends the changes (with upload progress,
+      // and pulling too): the event is handed back (rejected), so the browser keeps the tag and
+      // fires it again later — by then the app may be closed. (Chromium fires a tag at once when
+      // online, which would otherwise race the worker for every write.)
+      if (await appOnScreen()) throw new Error('the app is open: its sync worker sends the changes');
+      const result = await flushOutbox({ database, fetch: (input, init) => fetch(input, init), locks: self.navigator.locks });
+      if (result === 'retry') throw new Error('the outbox could not be sent yet');
+    })(),
+  );
+});
+
+async function appOnScreen(): Promise<boolean> {
+  const windows = await self.clients.matchAll({ type: 'window', includeUncontrolled: true });
+  return windows.some((client) => (client as WindowClient).visibilityState === 'visible');
+}

@@ -4,12 +4,15 @@
 //
 // Load it with: new Worker(new URL('../workers/sync.worker.ts', import.meta.url), { type: 'module' })
 import * as Comlink from 'comlink';
-import { databaseNameFor, openSyncDb, type ParleyDb } from '../lib/sync/db';
+import { databaseLock, storeBackgroundAccess } from '../lib/sync/background';
+import { openSyncDb, type ParleyDb } from '../lib/sync/db';
 import { SyncEngine, type SyncReport } from '../lib/sync/engine';
+import { xhrUpload } from './xhr-upload';
+import { whoAmI, type WhoAmI } from '../lib/sync/identity';
 
 export interface SyncWorkerConfig {
-  /** Which user's database (see databaseNameFor). */
-  userKey: string;
+  /** The user's database (its IndexedDB name; see lib/sync/db.ts). */
+  database: string;
   /** Origin serving /v1, e.g. location.origin. */
   baseUrl: string;
   token: string | null;
@@ -21,10 +24,16 @@ let db: ParleyDb | null = null;
 let mirrorDb: ParleyDb | null = null;
 let token: string | null = null;
 
-function lockFor(userKey: string) {
-  const locks = (self.navigator as Navigator | undefined)?.locks;
-  return <T>(fn: () => Promise<T>): Promise<T> =>
-    locks ? (locks.request(`parley-sync:${userKey}`, fn) as Promise<T>) : fn();
+function lockFor(database: string) {
+  // The service worker's Background Sync takes the same lock (lib/sync/background.ts).
+  return databaseLock((self.navigator as Navigator | undefined)?.locks, database);
+}
+
+let baseUrl = '';
+
+/** The service worker replays with the token this worker was last given (Background Sync). */
+function shareToken(): void {
+  if (db) void storeBackgroundAccess(db, { baseUrl, token }).catch(() => {});
 }
 
 const api = {
@@ -32,7 +41,7 @@ const api = {
   async start(config: SyncWorkerConfig): Promise<void> {
     api.stop();
     token = config.token;
-    const name = databaseNameFor(config.userKey);
+    const name = config.database;
     // User intent (the outbox) must survive a crash; the pulled mirror can be pulled again.
     db = openSyncDb(name, { chromeTransactionDurability: 'strict' });
     mirrorDb = openSyncDb(name, { chromeTransactionDurability: 'relaxed' });
@@ -42,12 +51,20 @@ const api = {
       fetch: (input, init) => fetch(input, init),
       baseUrl: config.baseUrl,
       getToken: () => token,
-      withLock: lockFor(config.userKey),
+      withLock: lockFor(config.database),
       periodMs: config.periodMs,
       // Long enough for a large upload on a slow link; a hung request must not stall sync forever.
       requestTimeoutMs: 10 * 60_000,
+      // The change feed's live stream, while the server has it: other devices' changes arrive in
+      // about a second, and the periodic sync becomes a slow safety net. stop() closes it.
+      live: {},
+      // XMLHttpRequest reports upload progress (fetch cannot); it exists in dedicated workers.
+      upload: typeof XMLHttpRequest === 'function' ? xhrUpload : undefined,
     });
     engine.start();
+    baseUrl = config.baseUrl;
+    shareToken();
+    if (self.navigator?.onLine === false) void engine.setOnline(false);
   },
 
   stop(): void {
@@ -58,19 +75,41 @@ const api = {
     db = mirrorDb = null;
   },
 
-  /** After a local write, `visibilitychange` to visible, or anything else worth a sync. */
+  /** After a local write, or anything else worth a (debounced) sync. */
   requestSync(): void {
     engine?.requestSync();
   },
 
-  /** Sync now and report (e.g. a "sync now" button). */
+  /** The app became visible again: end every backoff and sync at once. */
+  async wake(): Promise<void> {
+    await engine?.wake();
+  },
+
+  /**
+   * The page's `online`/`offline` (a dedicated worker may never get them itself) and its
+   * navigator.onLine at start. Coming online ends every backoff and syncs at once.
+   */
+  async setOnline(online: boolean): Promise<void> {
+    await engine?.setOnline(online);
+  },
+
+  /** "Sync now": end every backoff, sync and report. */
   async syncNow(): Promise<SyncReport | null> {
-    return engine ? engine.syncOnce() : null;
+    return engine ? engine.syncNow() : null;
+  },
+
+  /**
+   * Whose token this is (lib/sync/identity.ts), asked from here for the page's start-up owner
+   * check: this worker has the schemas loaded anyway, the page would load zod just for it.
+   */
+  async whoAmI(baseUrl: string, token: string): Promise<WhoAmI> {
+    return whoAmI({ fetch: (input, init) => fetch(input, init), baseUrl, requestTimeoutMs: 30_000 }, token);
   },
 
   /** A fresh token after "sign in again": resumes a sync paused by a 401. */
   async setToken(next: string | null): Promise<void> {
     token = next;
+    shareToken();
     if (next) await engine?.signedIn();
   },
 };

@@ -3,6 +3,7 @@
 import { useState } from 'react';
 import type { ConversationView } from '@/lib/sync';
 import { conversationTitle } from '@/lib/view/conversations';
+import { useAction } from './ActionAlert';
 import { Dialog } from './Dialog';
 import { Icon } from './Icon';
 import { useSession } from './session-context';
@@ -13,7 +14,9 @@ export function ConversationActions({ conversation, onDeleted, withLabels = fals
   const { connection } = useSession();
   const [confirming, setConfirming] = useState(false);
   const title = conversationTitle(conversation);
-  const update = (patch: Record<string, unknown>) => void connection.client.updateConversation(conversation.id, patch);
+  // Every action is awaited: a refusal (storage full, a conversation gone meanwhile…) is shown.
+  const { run, alert } = useAction();
+  const update = (what: string, patch: Record<string, unknown>) => run(`${what} “${title}”`, () => connection.client.updateConversation(conversation.id, patch));
   const archived = conversation.archived_at !== null;
   const button = (label: string, icon: Parameters<typeof Icon>[0]['name'], onClick: () => void, pressed?: boolean) => (
     <button type="button" className={withLabels ? 'with-label' : 'icon-button'} aria-label={withLabels ? undefined : `${label} ${title}`} aria-pressed={pressed} title={label} onClick={onClick}>
@@ -24,9 +27,9 @@ export function ConversationActions({ conversation, onDeleted, withLabels = fals
 
   return (
     <span className="row-actions">
-      {button(conversation.is_pinned ? 'Unpin' : 'Pin', 'pin', () => update({ is_pinned: !conversation.is_pinned }), conversation.is_pinned)}
-      {button(conversation.is_muted ? 'Unmute' : 'Mute', conversation.is_muted ? 'mute' : 'bell', () => update({ is_muted: !conversation.is_muted }), conversation.is_muted)}
-      {button(archived ? 'Restore' : 'Archive', archived ? 'restore' : 'archive', () => update({ archived_at: archived ? null : nowSeconds() }))}
+      {button(conversation.is_pinned ? 'Unpin' : 'Pin', 'pin', () => void update(conversation.is_pinned ? 'unpin' : 'pin', { is_pinned: !conversation.is_pinned }), conversation.is_pinned)}
+      {button(conversation.is_muted ? 'Unmute' : 'Mute', conversation.is_muted ? 'mute' : 'bell', () => void update(conversation.is_muted ? 'unmute' : 'mute', { is_muted: !conversation.is_muted }), conversation.is_muted)}
+      {button(archived ? 'Restore' : 'Archive', archived ? 'restore' : 'archive', () => void update(archived ? 'restore' : 'archive', { archived_at: archived ? null : nowSeconds() }))}
       {button('Delete', 'trash', () => setConfirming(true))}
       <Dialog title={`Delete “${title}”?`} open={confirming} onClose={() => setConfirming(false)}>
         <p>
@@ -41,8 +44,8 @@ export function ConversationActions({ conversation, onDeleted, withLabels = fals
             <button
               type="button"
               onClick={() => {
-                update({ archived_at: nowSeconds() });
                 setConfirming(false);
+                void update('archive', { archived_at: nowSeconds() });
               }}
             >
               Archive instead
@@ -53,13 +56,14 @@ export function ConversationActions({ conversation, onDeleted, withLabels = fals
             className="danger"
             onClick={() => {
               setConfirming(false);
-              void connection.client.deleteConversation(conversation.id).then(() => onDeleted?.());
+              void run(`delete “${title}”`, () => connection.client.deleteConversation(conversation.id)).then((done) => done && onDeleted?.());
             }}
           >
             Delete permanently
           </button>
         </div>
       </Dialog>
+      {alert}
     </span>
   );
 }

@@ -3,11 +3,13 @@ import { useLiveQuery } from 'dexie-react-hooks';
 import { useEffect, useRef, useState, type ChangeEvent } from 'react';
 import { conversationTitle } from '@/lib/view/conversations';
 import { humanSize, humanTime, humanType } from '@/lib/view/format';
+import { failureText, useAction } from './ActionAlert';
 import { ConversationActions } from './ConversationActions';
 import { FileActions, FileLink } from './FileActions';
 import { Icon } from './Icon';
 import { hrefFor, navigate } from './router';
 import { useSession } from './session-context';
+import { UploadProgressMark } from './UploadProgress';
 
 export function ConversationScreen({ id }: { id: string }) {
   const { connection } = useSession();
@@ -16,6 +18,7 @@ export function ConversationScreen({ id }: { id: string }) {
   const alias = useLiveQuery(() => db.idAliases.get(id), [db, id]);
   const files = useLiveQuery(() => db.files.where('conversationId').equals(id).toArray(), [db, id]);
   const [uploadError, setUploadError] = useState<string | null>(null);
+  const { run, alert } = useAction();
   const opened = useRef<string | null>(null);
 
   // A conversation created offline had a temporary id; follow it to the server's id.
@@ -36,7 +39,7 @@ export function ConversationScreen({ id }: { id: string }) {
     return (
       <section className="screen">
         <p className="empty">This conversation is not here (it may have been deleted).</p>
-        <a href="/" onClick={(e) => { e.preventDefault(); navigate({ name: 'conversations' }); }}>Back to conversations</a>
+        <a className="touch-link" href="/" onClick={(e) => { e.preventDefault(); navigate({ name: 'conversations' }); }}>Back to conversations</a>
       </section>
     );
   }
@@ -49,7 +52,7 @@ export function ConversationScreen({ id }: { id: string }) {
       try {
         await client.uploadFile({ conversationId: id }, { name: file.name, type: file.type, bytes: file });
       } catch (e) {
-        setUploadError(`${file.name}: ${e instanceof Error ? e.message : String(e)}`);
+        setUploadError(`Couldn’t upload “${file.name}”: ${failureText(e)}`);
       }
     }
   }
@@ -89,11 +92,12 @@ export function ConversationScreen({ id }: { id: string }) {
           <span>Take photo</span>
           <input type="file" accept="image/*" capture="environment" onChange={upload} className="visually-hidden" aria-label="Take photo" />
         </label>
-        <a href={hrefFor({ name: 'files', conversationId: id })} onClick={(e) => { e.preventDefault(); navigate({ name: 'files', conversationId: id }); }}>
+        <a className="touch-link" href={hrefFor({ name: 'files', conversationId: id })} onClick={(e) => { e.preventDefault(); navigate({ name: 'files', conversationId: id }); }}>
           All files of this conversation
         </a>
       </div>
       {uploadError && <p className="error" role="alert">{uploadError}</p>}
+      {alert}
 
       <h2>Files</h2>
       {files === undefined ? (
@@ -109,6 +113,7 @@ export function ConversationScreen({ id }: { id: string }) {
                 <span className="file-name">
                   <FileLink file={f} />
                   {f.syncState !== 'synced' && <span className={`mark ${f.syncState}`}>{f.syncState === 'pending' ? 'unsynced' : 'failed'}</span>}
+                  {f.syncState === 'pending' && <UploadProgressMark fileId={f.id} />}
                 </span>
                 <span className="file-meta">
                   {humanType(f.file_type)} · {humanSize(f.file_size)} · {humanTime(f.created_at)}
@@ -120,7 +125,7 @@ export function ConversationScreen({ id }: { id: string }) {
                     aria-pressed={pinned}
                     aria-label={pinned ? `Unpin the message of ${f.filename}` : `Pin the message of ${f.filename}`}
                     title={pinned ? 'Unpin message' : 'Pin message'}
-                    onClick={() => void client.updateConversation(id, { pinned_message_id: pinned ? null : f.message_id })}
+                    onClick={() => void run(pinned ? `unpin the message of “${f.filename}”` : `pin the message of “${f.filename}”`, () => client.updateConversation(id, { pinned_message_id: pinned ? null : f.message_id }))}
                   >
                     <Icon name="pin" />
                   </button>

@@ -1,15 +1,23 @@
 'use client';
-import { useLiveQuery } from 'dexie-react-hooks';
-import { useMemo, useState } from 'react';
+// The conversations list. It reads only the window of rows around what is on screen (and their
+// number), through the index of the default order where the filters allow (lib/view/windows.ts),
+// at most a few times a second however fast the sync writes.
+import type { SortingState } from '@tanstack/react-table';
+import { useCallback, useState } from 'react';
 import type { ConversationView } from '@/lib/sync';
-import { conversationTitle, DEFAULT_FILTERS, defaultOrder, filterConversations, type ConversationFilters, type TriState } from '@/lib/view/conversations';
-import { humanTime } from '@/lib/view/format';
+import { conversationTitle, DEFAULT_FILTERS, type ConversationFilters, type ConversationSortColumn, type TriState } from '@/lib/view/conversations';
+import { fullTime, humanTime, relativeTime } from '@/lib/view/format';
+import { conversationRange, readConversationWindow } from '@/lib/view/windows';
 import { ConversationActions } from './ConversationActions';
+import { Icon } from './Icon';
 import { NewConversation } from './NewConversation';
 import { hrefFor, navigate } from './router';
 import { useSession } from './session-context';
+import { SyncProgress } from './SyncProgress';
 import { useNarrow } from './useNarrow';
+import { useThrottledQuery } from './useThrottledQuery';
 import { VirtualTable, type Column } from './VirtualTable';
+import { useListWindow } from './useListWindow';
 
 function SyncMark({ state }: { state: ConversationView['syncState'] }) {
   if (state === 'synced') return null;
@@ -22,30 +30,61 @@ function SyncMark({ state }: { state: ConversationView['syncState'] }) {
 
 const yesNo = (v: boolean) => (v ? 'Yes' : '—');
 
+/**
+ * A row as a messaging app shows it, legible at 390 px: the name (ellipsised, in full in its
+ * title) with what needs attention (unsynced, failed, archived) beside it, and below it the kind,
+ * the last activity as a relative time, and pinned/muted marks.
+ */
+function ConversationSummary({ conversation: c }: { conversation: ConversationView }) {
+  const title = conversationTitle(c);
+  // Nothing sent in it yet: its creation is its last activity.
+  const lastActive = c.last_active_at ?? c.created_at;
+  return (
+    <span className="title-cell conversation-summary">
+      <a
+        href={hrefFor({ name: 'conversation', id: c.id })}
+        title={title}
+        onClick={(e) => {
+          e.preventDefault();
+          navigate({ name: 'conversation', id: c.id });
+        }}
+      >
+        <span className="summary-line">
+          <span className="name">{title}</span>
+          <SyncMark state={c.syncState} />
+          {c.archived_at !== null && <span className="mark">archived</span>}
+        </span>
+        <span className="summary-line details">
+          <span className="kind">{c.group_id !== null ? 'Group' : 'Contact'}</span>
+          <span aria-hidden="true">·</span>
+          <time dateTime={new Date(lastActive * 1000).toISOString()} title={`${c.last_active_at !== null ? 'Last active' : 'Created'} ${fullTime(lastActive)}`}>
+            {relativeTime(lastActive)}
+          </time>
+          {c.is_pinned && (
+            <span className="state-mark" title="Pinned">
+              <Icon name="pin" size={14} />
+              <span>Pinned</span>
+            </span>
+          )}
+          {c.is_muted && (
+            <span className="state-mark" title="Muted">
+              <Icon name="mute" size={14} />
+              <span>Muted</span>
+            </span>
+          )}
+        </span>
+      </a>
+    </span>
+  );
+}
+
 const columns: Column<ConversationView>[] = [
   {
     id: 'title',
     header: 'Contact or group',
     accessorFn: (c) => conversationTitle(c),
     meta: { className: 'grow' },
-    cell: ({ row }) => {
-      const c = row.original;
-      return (
-        <span className="title-cell">
-          <a
-            href={hrefFor({ name: 'conversation', id: c.id })}
-            onClick={(e) => {
-              e.preventDefault();
-              navigate({ name: 'conversation', id: c.id });
-            }}
-          >
-            <span className="kind">{c.group_id !== null ? 'Group' : 'Contact'}</span> {conversationTitle(c)}
-          </a>
-          <SyncMark state={c.syncState} />
-          {c.archived_at !== null && <span className="mark">archived</span>}
-        </span>
-      );
-    },
+    cell: ({ row }) => <ConversationSummary conversation={row.original} />,
   },
   { id: 'pinned', header: 'Pinned', accessorFn: (c) => Number(c.is_pinned), cell: ({ row }) => yesNo(row.original.is_pinned), meta: { className: 'wide-only', width: '4.5rem' } },
   { id: 'muted', header: 'Muted', accessorFn: (c) => Number(c.is_muted), cell: ({ row }) => yesNo(row.original.is_muted), meta: { className: 'wide-only', width: '4.5rem' } },
@@ -71,11 +110,25 @@ function TriSelect({ label, value, onChange, yes, no }: { label: string; value: 
 
 export function ConversationsScreen() {
   const { connection } = useSession();
-  const all = useLiveQuery(() => connection.db.conversations.toArray(), [connection.db]);
+  const { db } = connection;
   const [filters, setFilters] = useState<ConversationFilters>(DEFAULT_FILTERS);
+  const [sorting, setSorting] = useState<SortingState>([]);
   const narrow = useNarrow();
+  const [filtersOpen, setFiltersOpen] = useState(false);
   const set = <K extends keyof ConversationFilters>(key: K) => (value: ConversationFilters[K]) => setFilters((f) => ({ ...f, [key]: value }));
-  const rows = useMemo(() => defaultOrder(filterConversations(all ?? [], filters)), [all, filters]);
+  const sort = sorting[0] ? { id: sorting[0].id as ConversationSortColumn, desc: sorting[0].desc } : null;
+  const { windowStart, windowSize, onVisibleRange } = useListWindow();
+  const indexed = conversationRange(filters, sort) !== null;
+  const list = useThrottledQuery(
+    db,
+    ['conversations'],
+    () => readConversationWindow(db, filters, sort, windowStart, windowSize),
+    [JSON.stringify(filters), JSON.stringify(sort), windowStart, windowSize],
+    // A filter no index covers reads every row: less often.
+    indexed ? 250 : 2_000,
+  );
+  const anything = useThrottledQuery(db, ['conversations'], () => db.conversations.limit(1).count(), [], 1_000);
+  const onSortingChange = useCallback((next: SortingState) => setSorting(next), []);
 
   return (
     <section className="screen" aria-labelledby="conversations-title">
@@ -88,9 +141,14 @@ export function ConversationsScreen() {
           <label htmlFor="filter-text">Search</label>
           <input id="filter-text" type="search" placeholder="Contact or group id" value={filters.text} onChange={(e) => set('text')(e.target.value)} />
         </span>
-        <details className="more-filters" open={narrow ? undefined : true}>
-          <summary>Filters</summary>
-          <div className="filters">
+        <div className="more-filters">
+          {/* On a phone the filters fold away behind a disclosure button; on a wide screen they show. */}
+          {narrow && (
+            <button type="button" className="disclosure" aria-expanded={filtersOpen} aria-controls="more-filters" onClick={() => setFiltersOpen((open) => !open)}>
+              Filters
+            </button>
+          )}
+          <div className="filters" id="more-filters" hidden={narrow && !filtersOpen}>
         <TriSelect label="Pinned" value={filters.pinned} onChange={set('pinned')} yes="Pinned" no="Not pinned" />
         <TriSelect label="Muted" value={filters.muted} onChange={set('muted')} yes="Muted" no="Not muted" />
         <TriSelect label="Archived" value={filters.archived} onChange={set('archived')} yes="Archived" no="Not archived" />
@@ -103,17 +161,23 @@ export function ConversationsScreen() {
           </select>
         </span>
           </div>
-        </details>
+        </div>
       </div>
-      {all === undefined ? (
+      <SyncProgress />
+      {list === undefined ? (
         <p className="empty">Loading…</p>
       ) : (
         <VirtualTable
           label="Conversations"
-          rows={rows}
+          rows={list.rows}
+          start={list.start}
+          total={list.total}
           columns={columns}
+          sorting={sorting}
+          onSortingChange={onSortingChange}
+          onVisibleRange={onVisibleRange}
           rowClassName={(c) => (c.syncState !== 'synced' ? `unsynced ${c.syncState}` : '')}
-          empty={all.length === 0 ? 'No conversations yet. Start one with “New conversation”.' : 'No conversation matches these filters.'}
+          empty={anything === 0 ? 'No conversations yet. Start one with “New conversation” above.' : 'No conversation matches these filters.'}
         />
       )}
     </section>

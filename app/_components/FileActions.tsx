@@ -2,9 +2,20 @@
 import { useState, type FormEvent } from 'react';
 import { filenameProblem } from '@/lib/schemas';
 import type { FileView } from '@/lib/sync';
+import { failureText, useAction } from './ActionAlert';
 import { Dialog } from './Dialog';
 import { Icon } from './Icon';
 import { useSession } from './session-context';
+
+/** Why a file name would be refused, in words for the person renaming it; null when it is fine. */
+function filenameAdvice(name: string): string | null {
+  const problem = filenameProblem(name);
+  if (problem === null) return null;
+  if (problem.startsWith('can’t contain') || problem.startsWith("can't contain")) {
+    return 'A file name can’t contain / or \\, nor hidden characters that change how the name looks.';
+  }
+  return `The name ${problem}.`;
+}
 
 /** Open (once synced), rename, delete — for one file. */
 export function FileActions({ file }: { file: FileView }) {
@@ -13,15 +24,19 @@ export function FileActions({ file }: { file: FileView }) {
   const [deleting, setDeleting] = useState(false);
   const [name, setName] = useState(file.filename);
   const [error, setError] = useState<string | null>(null);
+  const { run, alert } = useAction();
 
-  function rename(event: FormEvent) {
+  async function rename(event: FormEvent) {
     event.preventDefault();
-    const problem = filenameProblem(name);
-    if (problem) return setError(`The name ${problem}.`);
-    void connection.client.renameFile(file.id, name).then(
-      () => setRenaming(false),
-      (e) => setError(e instanceof Error ? e.message : String(e)),
-    );
+    // The server's rule (lib/schemas.ts filenameProblem), in plain words.
+    const problem = filenameAdvice(name);
+    if (problem) return setError(problem);
+    try {
+      await connection.client.renameFile(file.id, name);
+      setRenaming(false);
+    } catch (e) {
+      setError(`Couldn’t rename: ${failureText(e)}`);
+    }
   }
 
   return (
@@ -47,22 +62,24 @@ export function FileActions({ file }: { file: FileView }) {
         <p>The file is removed from the server for everyone. This cannot be undone.</p>
         <div className="actions">
           <button type="button" onClick={() => setDeleting(false)}>Cancel</button>
-          <button type="button" className="danger" onClick={() => { setDeleting(false); void connection.client.deleteFile(file.id); }}>
+          <button type="button" className="danger" onClick={() => { setDeleting(false); void run(`delete “${file.filename}”`, () => connection.client.deleteFile(file.id)); }}>
             Delete file
           </button>
         </div>
       </Dialog>
+      {alert}
     </span>
   );
 }
 
 /** The file name as a link that opens it — once the server has it (an unsynced upload has no URL yet). */
 export function FileLink({ file }: { file: FileView }) {
-  if (file.syncState === 'pending' && file.file_url === '') return <span>{file.filename}</span>;
-  if (!/^https?:\/\//.test(file.file_url) || file.id.startsWith('local_')) return <span title="Available once synced">{file.filename}</span>;
+  if (file.syncState === 'pending' && file.file_url === '') return <span className="file-link" title={file.filename}><span className="name">{file.filename}</span></span>;
+  if (!/^https?:\/\//.test(file.file_url) || file.id.startsWith('local_')) return <span className="file-link" title={`${file.filename} (available once synced)`}><span className="name">{file.filename}</span></span>;
   return (
-    <a href={file.file_url} target="_blank" rel="noopener noreferrer">
-      <Icon name="file" size={16} /> {file.filename}
+    <a className="file-link" href={file.file_url} target="_blank" rel="noopener noreferrer" title={file.filename}>
+      <Icon name="file" size={16} />
+      <span className="name">{file.filename}</span>
     </a>
   );
 }

@@ -1,52 +1,112 @@
 'use client';
-import { useLiveQuery } from 'dexie-react-hooks';
-import { useMemo, useState } from 'react';
-import type { FileView } from '@/lib/sync';
+// The files list: like the conversations list, it reads only the window of rows around what is on
+// screen (newest first through an index, overall or per conversation), at most a few times a second.
+import type { SortingState } from '@tanstack/react-table';
+import { useCallback, useState } from 'react';
 import { conversationTitle } from '@/lib/view/conversations';
-import { humanSize, humanTime, humanType, typeFamily } from '@/lib/view/format';
+import { humanSize, humanTime, humanType, relativeTime } from '@/lib/view/format';
+import { readFileWindow, type FileFamily, type FileFilters, type FileRow, type FileSortColumn } from '@/lib/view/windows';
 import { FileActions, FileLink } from './FileActions';
 import { navigate } from './router';
 import { useSession } from './session-context';
+import { SyncProgress } from './SyncProgress';
+import { UploadProgressMark } from './UploadProgress';
+import { useListWindow } from './useListWindow';
+import { useThrottledQuery } from './useThrottledQuery';
 import { VirtualTable, type Column } from './VirtualTable';
 
-type Row = FileView & { conversationTitle: string };
-
-const columns: Column<Row>[] = [
+const columns: Column<FileRow>[] = [
   {
     id: 'name',
     header: 'Name',
     accessorFn: (f) => f.filename.toLowerCase(),
     meta: { className: 'grow' },
+    // The name (ellipsised, in full in its title) and, below it, its conversation and date: on a
+    // phone that line stands in for the Conversation and Date columns.
     cell: ({ row }) => (
-      <span className="title-cell">
-        <FileLink file={row.original} />
-        {row.original.syncState !== 'synced' && <span className={`mark ${row.original.syncState}`}>{row.original.syncState === 'pending' ? 'unsynced' : 'failed'}</span>}
+      <span className="title-cell file-summary">
+        <span className="summary-line">
+          <FileLink file={row.original} />
+          {row.original.syncState !== 'synced' && <span className={`mark ${row.original.syncState}`}>{row.original.syncState === 'pending' ? 'unsynced' : 'failed'}</span>}
+          {row.original.syncState === 'pending' && <UploadProgressMark fileId={row.original.id} />}
+        </span>
+        <span className="summary-line details narrow-only" title={row.original.conversationTitle}>
+          <span className="in-conversation">{row.original.conversationTitle}</span>
+          <span aria-hidden="true">·</span>
+          <span>{relativeTime(row.original.created_at)}</span>
+        </span>
       </span>
     ),
   },
-  { id: 'conversation', header: 'Conversation', accessorFn: (f) => f.conversationTitle, meta: { className: 'wide-only', width: '10rem' } },
+  {
+    id: 'conversation',
+    header: 'Conversation',
+    accessorFn: (f) => f.conversationTitle,
+    cell: ({ row }) => <span title={row.original.conversationTitle}>{row.original.conversationTitle}</span>,
+    meta: { className: 'wide-only', width: '12rem' },
+  },
   { id: 'type', header: 'Type', accessorFn: (f) => humanType(f.file_type), meta: { className: 'wide-only', width: '7rem' } },
   { id: 'size', header: 'Size', accessorFn: (f) => f.file_size, cell: ({ row }) => humanSize(row.original.file_size), meta: { width: '5rem' } },
   { id: 'date', header: 'Date', accessorFn: (f) => f.created_at, cell: ({ row }) => humanTime(row.original.created_at), meta: { className: 'wide-only', width: '6.5rem' } },
   { id: 'actions', header: () => <span className="visually-hidden">Actions</span>, enableSorting: false, meta: { width: '6rem' }, cell: ({ row }) => <FileActions file={row.original} /> },
 ];
 
+/**
+ * The conversation filter. Its options are every conversation: read only once the user opens the
+ * list (a <select> of 10,000 options is not something to rebuild on every sync commit).
+ */
+function ConversationFilter({ value }: { value: string }) {
+  const { connection } = useSession();
+  const { db } = connection;
+  const [wanted, setWanted] = useState(false);
+  const options = useThrottledQuery(
+    db,
+    ['conversations'],
+    async () => (wanted ? db.conversations.toArray() : value ? (await db.conversations.bulkGet([value])).filter((c) => c !== undefined) : []),
+    [wanted, value],
+    2_000,
+  );
+  return (
+    <span className="filter">
+      <label htmlFor="file-conversation">Conversation</label>
+      <select
+        id="file-conversation"
+        value={value}
+        onFocus={() => setWanted(true)}
+        onPointerDown={() => setWanted(true)}
+        onChange={(e) => navigate({ name: 'files', conversationId: e.target.value || undefined }, { replace: true })}
+      >
+        <option value="">All</option>
+        {value && !(options ?? []).some((c) => c.id === value) && <option value={value}>…</option>}
+        {(options ?? []).map((c) => (
+          <option key={c.id} value={c.id}>
+            {conversationTitle(c)}
+          </option>
+        ))}
+      </select>
+    </span>
+  );
+}
+
 export function FilesScreen({ conversationId }: { conversationId?: string }) {
   const { connection } = useSession();
-  const files = useLiveQuery(() => connection.db.files.toArray(), [connection.db]);
-  const conversations = useLiveQuery(() => connection.db.conversations.toArray(), [connection.db]);
+  const { db } = connection;
   const [name, setName] = useState('');
-  const [family, setFamily] = useState<'any' | ReturnType<typeof typeFamily>>('any');
-  const inConversation = conversationId ?? '';
-
-  const titles = useMemo(() => new Map((conversations ?? []).map((c) => [c.id, conversationTitle(c)])), [conversations]);
-  const rows: Row[] = useMemo(() => {
-    const needle = name.trim().toLowerCase();
-    return (files ?? [])
-      .filter((f) => (!inConversation || f.conversationId === inConversation) && (family === 'any' || typeFamily(f.file_type) === family) && (!needle || f.filename.toLowerCase().includes(needle)))
-      .sort((a, b) => b.created_at - a.created_at)
-      .map((f) => ({ ...f, conversationTitle: f.conversationId ? (titles.get(f.conversationId) ?? '') : '' }));
-  }, [files, inConversation, family, name, titles]);
+  const [family, setFamily] = useState<FileFamily>('any');
+  const [sorting, setSorting] = useState<SortingState>([]);
+  const filters: FileFilters = { conversationId: conversationId ?? '', family, name };
+  const sort = sorting[0] ? { id: sorting[0].id as FileSortColumn, desc: sorting[0].desc } : null;
+  const indexed = !sort && family === 'any' && name.trim() === '';
+  const { windowStart, windowSize, onVisibleRange } = useListWindow();
+  const list = useThrottledQuery(
+    db,
+    ['files', 'conversations'],
+    () => readFileWindow(db, filters, sort, windowStart, windowSize),
+    [JSON.stringify(filters), JSON.stringify(sort), windowStart, windowSize],
+    indexed ? 250 : 2_000,
+  );
+  const anything = useThrottledQuery(db, ['files'], () => db.files.limit(1).count(), [], 1_000);
+  const onSortingChange = useCallback((next: SortingState) => setSorting(next), []);
 
   return (
     <section className="screen" aria-labelledby="files-title">
@@ -58,20 +118,10 @@ export function FilesScreen({ conversationId }: { conversationId?: string }) {
           <label htmlFor="file-name">Name</label>
           <input id="file-name" type="search" value={name} onChange={(e) => setName(e.target.value)} placeholder="File name" />
         </span>
-        <span className="filter">
-          <label htmlFor="file-conversation">Conversation</label>
-          <select id="file-conversation" value={inConversation} onChange={(e) => navigate({ name: 'files', conversationId: e.target.value || undefined }, { replace: true })}>
-            <option value="">All</option>
-            {(conversations ?? []).map((c) => (
-              <option key={c.id} value={c.id}>
-                {conversationTitle(c)}
-              </option>
-            ))}
-          </select>
-        </span>
+        <ConversationFilter value={conversationId ?? ''} />
         <span className="filter">
           <label htmlFor="file-type">Type</label>
-          <select id="file-type" value={family} onChange={(e) => setFamily(e.target.value as typeof family)}>
+          <select id="file-type" value={family} onChange={(e) => setFamily(e.target.value as FileFamily)}>
             <option value="any">All</option>
             <option value="document">Documents</option>
             <option value="image">Images</option>
@@ -80,10 +130,22 @@ export function FilesScreen({ conversationId }: { conversationId?: string }) {
           </select>
         </span>
       </div>
-      {files === undefined ? (
+      <SyncProgress />
+      {list === undefined ? (
         <p className="empty">Loading…</p>
       ) : (
-        <VirtualTable label="Files" rows={rows} columns={columns} rowClassName={(f) => (f.syncState !== 'synced' ? `unsynced ${f.syncState}` : '')} empty={files.length === 0 ? 'No files yet.' : 'No file matches these filters.'} />
+        <VirtualTable
+          label="Files"
+          rows={list.rows}
+          start={list.start}
+          total={list.total}
+          columns={columns}
+          sorting={sorting}
+          onSortingChange={onSortingChange}
+          onVisibleRange={onVisibleRange}
+          rowClassName={(f) => (f.syncState !== 'synced' ? `unsynced ${f.syncState}` : '')}
+          empty={anything === 0 ? 'No files yet.' : 'No file matches these filters.'}
+        />
       )}
     </section>
   );

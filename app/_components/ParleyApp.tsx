@@ -1,38 +1,89 @@
 'use client';
-// The app: sign-in, the signed-in session (the sync worker and the local database), and the screens.
-import { useCallback, useEffect, useMemo, useState } from 'react';
-import { connectSync, deleteSyncDb, readSyncStatus, type SyncConnection } from '@/lib/sync';
-import { forgetToken, loadToken, saveToken, userKeyFor } from '@/lib/view/session';
-import { ConversationScreen } from './ConversationScreen';
+// The app: sign-in, the signed-in session (the sync worker and the user's local database), and
+// the screens. Which database, whose token, and what sign-out removes: lib/view/session.ts.
+import { lazy, Suspense, useCallback, useEffect, useMemo, useState } from 'react';
+// Modules, not the '@/lib/sync' index: the bundler keeps all it re-exports (the engine too).
+import { connectSync, type SyncConnection } from '@/lib/sync/connect';
+import { loadClientModule } from '@/lib/sync/lazy-client';
+import { readSyncStatus } from '@/lib/sync/status';
+import {
+  describeRemoval,
+  finishRemovals,
+  learnOwner,
+  resumeSession,
+  signIn,
+  signInAgain,
+  signInProblem,
+  signOut,
+  type DeviceDeps,
+  type LocalSession,
+} from '@/lib/view/session';
+import { checkMirror } from '@/lib/view/mirror';
 import { ConversationsScreen } from './ConversationsScreen';
 import { Dialog } from './Dialog';
-import { FilesScreen } from './FilesScreen';
+import { MirrorNotice } from './MirrorNotice';
+import { prefetchWhenIdle } from './preload';
 import { hrefFor, navigate, useRoute, type Route } from './router';
 import { SessionContext, type Session } from './session-context';
 import { SignIn } from './SignIn';
 import { StatusBar } from './StatusBar';
 import { UpdatePrompt } from './UpdatePrompt';
 
+// Secondary screens load when first opened: the first screen (the conversations list) does not
+// wait for them. They are fetched once it is idle (preload.ts), and the service worker precaches
+// every chunk, so they open offline too.
+const loadConversationScreen = () => import('./ConversationScreen');
+const loadFilesScreen = () => import('./FilesScreen');
+const ConversationScreen = lazy(() => loadConversationScreen().then((m) => ({ default: m.ConversationScreen })));
+const FilesScreen = lazy(() => loadFilesScreen().then((m) => ({ default: m.FilesScreen })));
+const StorageScreen = lazy(() => import('./StorageScreen').then((m) => ({ default: m.StorageScreen })));
+
+function device(): DeviceDeps {
+  return {
+    storage: window.localStorage,
+    fetch: (input, init) => fetch(input, init),
+    baseUrl: window.location.origin,
+    requestTimeoutMs: 30_000,
+    caches: 'caches' in window ? window.caches : null,
+  };
+}
+
 export function ParleyApp() {
-  const [token, setToken] = useState<string | null | undefined>(undefined);
-  useEffect(() => setToken(loadToken(window.localStorage)), []);
-  if (token === undefined) return <p className="empty">Loading…</p>;
+  const [session, setSession] = useState<LocalSession | null | undefined>(undefined);
+  const [notice, setNotice] = useState<string | null>(null);
+  useEffect(() => {
+    setSession(resumeSession(device()));
+    void finishRemovals(device()).catch(() => {});
+    // Another tab signed in again, signed out, or signed in as someone else: follow it.
+    const onStorage = (event: StorageEvent) => {
+      if (event.key === null || event.key.startsWith('parley:')) setSession(resumeSession(device()));
+    };
+    window.addEventListener('storage', onStorage);
+    return () => window.removeEventListener('storage', onStorage);
+  }, []);
+  if (session === undefined) return <p className="empty">Loading…</p>;
   return (
     <>
       <UpdatePrompt />
-      {token === null ? (
+      {session === null ? (
         <SignIn
-          onSignedIn={(t) => {
-            saveToken(window.localStorage, t);
-            setToken(t);
+          notice={notice}
+          onSubmit={async (token) => {
+            const result = await signIn(device(), token);
+            if (!result.ok) return signInProblem(result);
+            setNotice(null);
+            setSession(result.session);
+            return null;
           }}
         />
       ) : (
         <SignedIn
-          token={token}
-          onSignedOut={() => {
-            forgetToken(window.localStorage);
-            setToken(null);
+          key={session.database}
+          session={session}
+          onSessionChange={setSession}
+          onSignedOut={(message) => {
+            setNotice(message);
+            setSession(null);
             navigate({ name: 'conversations' }, { replace: true });
           }}
         />
@@ -41,21 +92,35 @@ export function ParleyApp() {
   );
 }
 
-function SignedIn({ token, onSignedOut }: { token: string; onSignedOut(): void }) {
+function SignedIn({
+  session,
+  onSessionChange,
+  onSignedOut,
+}: {
+  session: LocalSession;
+  onSessionChange(next: LocalSession): void;
+  onSignedOut(message: string): void;
+}) {
   const [connection, setConnection] = useState<SyncConnection | null>(null);
   const [failure, setFailure] = useState<string | null>(null);
   const [confirmSignOut, setConfirmSignOut] = useState<{ unsynced: number } | null>(null);
-  const userKey = useMemo(() => userKeyFor(token), [token]);
+  const [signingOut, setSigningOut] = useState(false);
+  const { database, token } = session;
 
   useEffect(() => {
     let current: SyncConnection | null = null;
     let cancelled = false;
-    connectSync({ userKey, baseUrl: window.location.origin, token }).then(
+    // Before the worker fills it: was the database cleared by the browser? (A notice, then.)
+    // The token at start; later tokens reach the worker through setToken (below).
+    checkMirror(device(), database).catch(() => null).then(() => connectSync({ database, baseUrl: window.location.origin, token: session.token })).then(
       (c) => {
         if (cancelled) return c.close();
         setConnection((current = c));
+        const preloaded = prefetchWhenIdle([loadConversationScreen, loadFilesScreen, loadClientModule]);
         // Benchmarks and browser tests drive the same client and worker the UI uses.
-        if (window.localStorage.getItem('parley:expose') === '1') Object.assign(window, { parley: c });
+        if (window.localStorage.getItem('parley:expose') === '1') Object.assign(window, { parley: c, parleyPreloaded: preloaded });
+        // Through the worker: on the page the check would load zod with the first screen.
+        void learnOwner({ ...device(), whoAmI: (t) => c.worker.whoAmI(window.location.origin, t) }, session).catch(() => {});
       },
       (e) => setFailure(e instanceof Error ? e.message : String(e)),
     );
@@ -63,7 +128,14 @@ function SignedIn({ token, onSignedOut }: { token: string; onSignedOut(): void }
       cancelled = true;
       current?.close();
     };
-  }, [userKey, token]);
+    // Only a different database means a different connection.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [database]);
+
+  // A token accepted by "sign in again" (here or in another tab) resumes the paused sync.
+  useEffect(() => {
+    void connection?.worker.setToken(token);
+  }, [connection, token]);
 
   const askSignOut = useCallback(async () => {
     if (!connection) return;
@@ -71,29 +143,33 @@ function SignedIn({ token, onSignedOut }: { token: string; onSignedOut(): void }
     setConfirmSignOut({ unsynced: status.pendingCount + status.failed.length });
   }, [connection]);
 
-  const signOut = useCallback(async () => {
+  const confirmedSignOut = useCallback(async () => {
+    setSigningOut(true);
     connection?.close();
-    await deleteSyncDb(userKey);
-    onSignedOut();
-  }, [connection, userKey, onSignedOut]);
+    const report = await signOut(device(), session);
+    onSignedOut(describeRemoval(report));
+  }, [connection, session, onSignedOut]);
 
-  const session: Session | null = useMemo(
+  const sessionValue: Session | null = useMemo(
     () =>
       connection && {
         connection,
         signOut: () => void askSignOut(),
         signInAgain: async (next: string) => {
-          saveToken(window.localStorage, next);
-          await connection.worker.setToken(next);
+          const result = await signInAgain(device(), session, connection.db, next);
+          if (!result.ok) return signInProblem(result);
+          onSessionChange(result.session);
+          return null;
         },
       },
-    [connection, askSignOut],
+    [connection, askSignOut, session, onSessionChange],
   );
 
   if (failure) return <p className="error" role="alert">The local database could not be opened: {failure}</p>;
-  if (!session) return <p className="empty">Opening your data…</p>;
+  if (!sessionValue) return <p className="empty">Opening your data…</p>;
   return (
-    <SessionContext.Provider value={session}>
+    <SessionContext.Provider value={sessionValue}>
+      <MirrorNotice database={database} />
       <Shell />
       <Dialog title="Sign out?" open={confirmSignOut !== null} onClose={() => setConfirmSignOut(null)}>
         {confirmSignOut && confirmSignOut.unsynced > 0 ? (
@@ -101,17 +177,17 @@ function SignedIn({ token, onSignedOut }: { token: string; onSignedOut(): void }
             <strong>
               {confirmSignOut.unsynced} change{confirmSignOut.unsynced === 1 ? ' has' : 's have'} not reached the server yet
             </strong>{' '}
-            and will be lost. Signing out removes this device’s copy of your data.
+            and will be lost. Signing out removes this device’s copy of your data and the documents you opened.
           </p>
         ) : (
-          <p>Everything is synced. Signing out removes this device’s copy of your data; it stays on the server.</p>
+          <p>Everything is synced. Signing out removes this device’s copy of your data and the documents you opened; it stays on the server.</p>
         )}
         <div className="actions">
-          <button type="button" onClick={() => setConfirmSignOut(null)}>
+          <button type="button" onClick={() => setConfirmSignOut(null)} disabled={signingOut}>
             Cancel
           </button>
-          <button type="button" className="danger" onClick={() => void signOut()}>
-            Sign out{confirmSignOut?.unsynced ? ' and discard changes' : ''}
+          <button type="button" className="danger" onClick={() => void confirmedSignOut()} disabled={signingOut}>
+            {signingOut ? 'Removing…' : `Sign out${confirmSignOut?.unsynced ? ' and discard changes' : ''}`}
           </button>
         </div>
       </Dialog>
@@ -150,6 +226,9 @@ function Shell() {
               <NavLink route={{ name: 'files' }} current={route}>
                 Files
               </NavLink>
+              <NavLink route={{ name: 'device' }} current={route}>
+                Device
+              </NavLink>
             </nav>
             <StatusBar />
             <button type="button" className="link" onClick={() => session?.signOut()}>
@@ -157,13 +236,17 @@ function Shell() {
             </button>
           </header>
           <main>
-            {route.name === 'conversation' ? (
-              <ConversationScreen key={route.id} id={route.id} />
-            ) : route.name === 'files' ? (
-              <FilesScreen conversationId={route.conversationId} />
-            ) : (
-              <ConversationsScreen />
-            )}
+            <Suspense fallback={<p className="empty">Loading…</p>}>
+              {route.name === 'conversation' ? (
+                <ConversationScreen key={route.id} id={route.id} />
+              ) : route.name === 'files' ? (
+                <FilesScreen conversationId={route.conversationId} />
+              ) : route.name === 'device' ? (
+                <StorageScreen />
+              ) : (
+                <ConversationsScreen />
+              )}
+            </Suspense>
           </main>
         </div>
       )}

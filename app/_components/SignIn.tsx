@@ -1,14 +1,23 @@
 'use client';
 import { useState, type FormEvent } from 'react';
-import { checkToken } from '@/lib/view/session';
 
-const REASONS = {
-  rejected: 'The server did not accept this token. Check it and try again.',
-  unreachable: 'The server cannot be reached. Signing in needs the network once; try again when online.',
-  server: 'The server answered with an error. Try again in a moment.',
-};
-
-export function SignIn({ onSignedIn, again = false }: { onSignedIn(token: string): void | Promise<void>; again?: boolean }) {
+/**
+ * The token form. `onSubmit` checks the token and returns why it was refused, or null. `again`:
+ * inside the "sign in again" dialog, where the local data (and unsynced changes) are kept.
+ */
+export function SignIn({
+  onSubmit,
+  again = false,
+  notice = null,
+  onSignOut,
+}: {
+  onSubmit(token: string): Promise<string | null>;
+  again?: boolean;
+  /** Shown above the form, e.g. what the last sign-out removed. */
+  notice?: string | null;
+  /** Offered in the "sign in again" dialog: the way out when no token of this account is at hand. */
+  onSignOut?: () => void;
+}) {
   const [token, setToken] = useState('');
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -19,16 +28,24 @@ export function SignIn({ onSignedIn, again = false }: { onSignedIn(token: string
     if (!value) return setError('Enter your access token.');
     setBusy(true);
     setError(null);
-    const check = await checkToken(window.location.origin, value);
+    const problem = await onSubmit(value).catch((e: unknown) => (e instanceof Error ? e.message : String(e)));
     setBusy(false);
-    if (!check.ok) return setError(REASONS[check.reason]);
-    await onSignedIn(value);
+    setError(problem);
   }
 
   return (
     <main className="signin">
-      <h1>Parley</h1>
-      <p>{again ? 'Your session needs a new token. Your unsynced changes are kept and will be sent once you sign in.' : 'Conversations and files, on your phone, with or without a network.'}</p>
+      {!again && <h1>Parley</h1>}
+      {notice && (
+        <p className="notice" role="status" data-testid="signin-notice">
+          {notice}
+        </p>
+      )}
+      <p>
+        {again
+          ? 'The server no longer accepts your session’s token. Sign in with a new token of the same account: your unsynced changes are kept and will be sent once you do.'
+          : 'Conversations and files, on your phone, with or without a network.'}
+      </p>
       <form onSubmit={submit} noValidate>
         <label htmlFor="token">Access token</label>
         <input
@@ -43,16 +60,23 @@ export function SignIn({ onSignedIn, again = false }: { onSignedIn(token: string
           aria-invalid={error ? true : undefined}
         />
         <p id="token-help" className="help">
-          The server prints one on its first start (“Sign in … with: pk_…”); an administrator can create more with <code>npm run token</code>.
+          Your access token comes from whoever runs Parley for your team. If you don’t have one, ask your administrator for a token.
         </p>
         {error && (
           <p id="token-error" className="error" role="alert">
             {error}
           </p>
         )}
-        <button type="submit" className="primary" disabled={busy}>
-          {busy ? 'Checking…' : 'Sign in'}
-        </button>
+        <div className="actions">
+          {onSignOut && (
+            <button type="button" onClick={onSignOut}>
+              Sign out…
+            </button>
+          )}
+          <button type="submit" className="primary" disabled={busy}>
+            {busy ? 'Checking…' : 'Sign in'}
+          </button>
+        </div>
       </form>
     </main>
   );

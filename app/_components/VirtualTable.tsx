@@ -1,44 +1,80 @@
 'use client';
-// A sortable table (TanStack Table) whose rows are virtualised (TanStack Virtual): only the rows
-// on screen are in the DOM, so 10,000 rows scroll like 10. Rows are a CSS grid with ARIA table roles.
-import { createSortedRowModel, rowSortingFeature, sortFns, tableFeatures, useTable, type ColumnDef } from '@tanstack/react-table';
+// A sortable table (TanStack Table) whose rows are virtualised (TanStack Virtual) AND windowed: the
+// screen hands in only the rows around what is on screen (`rows`, starting at list index `start`)
+// and the list's length (`total`); the table tells the screen which range is visible
+// (`onVisibleRange`) so it can read the next window from IndexedDB. Sorting is the screen's too
+// (`sorting`): the rows arrive in order. Rows are a CSS grid with ARIA table roles.
+import { rowSortingFeature, tableFeatures, useTable, type ColumnDef, type SortingState } from '@tanstack/react-table';
 import { useVirtualizer } from '@tanstack/react-virtual';
-import { useRef, type ReactNode } from 'react';
+import { useEffect, useRef, type ReactNode } from 'react';
 import { useNarrow } from './useNarrow';
 
-export const features = tableFeatures({ rowSortingFeature, sortedRowModel: createSortedRowModel(), sortFns });
+export const features = tableFeatures({ rowSortingFeature });
 /** `width`: a CSS grid track (every row is its own grid, so widths must not depend on content). */
 export type Column<Row extends Record<string, any>> = ColumnDef<typeof features, Row> & { meta?: { className?: string; width?: string } };
 
 const ROW_HEIGHT = 56;
+const OVERSCAN = 8;
+
 export function VirtualTable<Row extends Record<string, any> & { id: string }>({
   label,
   rows,
+  start,
+  total,
   columns: allColumns,
   empty,
   rowClassName,
+  sorting,
+  onSortingChange,
+  onVisibleRange,
 }: {
   label: string;
+  /** The loaded window of the list, in order. */
   rows: Row[];
+  /** List index of rows[0]. */
+  start: number;
+  /** Rows in the whole list. */
+  total: number;
   columns: Column<Row>[];
   empty: ReactNode;
   rowClassName?: (row: Row) => string;
+  sorting: SortingState;
+  onSortingChange(next: SortingState): void;
+  /** The rows on screen changed: [first, last] list indexes (inclusive). */
+  onVisibleRange(first: number, last: number): void;
 }) {
   const narrow = useNarrow();
   const columns = narrow ? allColumns.filter((c) => !c.meta?.className?.includes('wide-only')) : allColumns;
-  const table = useTable({ features, columns, data: rows, getRowId: (row: Row) => row.id });
+  const table = useTable({
+    features,
+    columns,
+    data: rows,
+    getRowId: (row: Row) => row.id,
+    manualSorting: true,
+    enableSortingRemoval: true,
+    state: { sorting },
+    onSortingChange: (updater) => onSortingChange(typeof updater === 'function' ? updater(sorting) : updater),
+  });
   const model = table.getRowModel().rows;
   const scroller = useRef<HTMLDivElement>(null);
   const virtual = useVirtualizer({
-    count: model.length,
+    count: total,
     getScrollElement: () => scroller.current,
     estimateSize: () => ROW_HEIGHT,
-    overscan: 8,
+    overscan: OVERSCAN,
   });
+  const items = virtual.getVirtualItems();
+  const first = items[0]?.index ?? 0;
+  const last = items.at(-1)?.index ?? 0;
+  const report = useRef(onVisibleRange);
+  report.current = onVisibleRange;
+  useEffect(() => {
+    report.current(first, last);
+  }, [first, last]);
   const template = columns.map((c) => c.meta?.width ?? 'minmax(6rem, 1fr)').join(' ');
 
   return (
-    <div className="vtable" role="table" aria-label={label} aria-rowcount={model.length + 1}>
+    <div className="vtable" role="table" aria-label={label} aria-rowcount={total + 1}>
       <div className="vtable-head" role="rowgroup">
         <div className="vtable-row" role="row" style={{ gridTemplateColumns: template }}>
           {table.getHeaderGroups()[0]!.headers.map((header) => {
@@ -64,21 +100,25 @@ export function VirtualTable<Row extends Record<string, any> & { id: string }>({
           })}
         </div>
       </div>
-      <div ref={scroller} className="vtable-body" role="rowgroup">
-        {model.length === 0 ? (
-          <div className="empty">{empty}</div>
+      {/* A rowgroup must own rows: the empty state is one row, and before the first rows are laid out the group says it is busy. */}
+      <div ref={scroller} className="vtable-body" role="rowgroup" aria-busy={total > 0 && items.length === 0 ? true : undefined}>
+        {total === 0 ? (
+          <div role="row" className="empty-row">
+            <div role="cell" className="empty">
+              {empty}
+            </div>
+          </div>
         ) : (
           <div style={{ height: virtual.getTotalSize(), position: 'relative' }}>
-            {virtual.getVirtualItems().map((item) => {
-              const row = model[item.index]!;
+            {items.map((item) => {
+              const row = model[item.index - start];
+              const style = { gridTemplateColumns: template, position: 'absolute' as const, top: 0, left: 0, right: 0, height: ROW_HEIGHT, transform: `translateY(${item.start}px)` };
+              if (!row) {
+                // Not read yet (scrolled past the loaded window): a placeholder of the same height.
+                return <div key={`pending-${item.index}`} role="row" aria-rowindex={item.index + 2} aria-busy="true" className="vtable-row loading" style={style} />;
+              }
               return (
-                <div
-                  key={row.id}
-                  role="row"
-                  aria-rowindex={item.index + 2}
-                  className={`vtable-row ${rowClassName?.(row.original) ?? ''}`}
-                  style={{ gridTemplateColumns: template, position: 'absolute', top: 0, left: 0, right: 0, height: ROW_HEIGHT, transform: `translateY(${item.start}px)` }}
-                >
+                <div key={row.id} role="row" aria-rowindex={item.index + 2} className={`vtable-row ${rowClassName?.(row.original) ?? ''}`} style={style}>
                   {row.getAllCells().map((cell) => (
                     <div key={cell.id} role="cell" className={`vtable-cell ${(cell.column.columnDef as Column<Row>).meta?.className ?? ''}`}>
                       <table.FlexRender cell={cell} />

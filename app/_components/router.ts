@@ -3,7 +3,11 @@
 // the one precached page, so the service worker can serve any of them offline.
 import { useSyncExternalStore } from 'react';
 
-export type Route = { name: 'conversations' } | { name: 'conversation'; id: string } | { name: 'files'; conversationId?: string };
+export type Route =
+  | { name: 'conversations' }
+  | { name: 'conversation'; id: string }
+  | { name: 'files'; conversationId?: string }
+  | { name: 'device' };
 
 const EVENT = 'parley:navigate';
 
@@ -12,12 +16,14 @@ export function parseRoute(search: string): Route {
   const id = params.get('c');
   if (id) return { name: 'conversation', id };
   if (params.get('view') === 'files') return { name: 'files', conversationId: params.get('in') ?? undefined };
+  if (params.get('view') === 'device') return { name: 'device' };
   return { name: 'conversations' };
 }
 
 export function hrefFor(route: Route): string {
   if (route.name === 'conversation') return `/?c=${encodeURIComponent(route.id)}`;
   if (route.name === 'files') return route.conversationId ? `/?view=files&in=${encodeURIComponent(route.conversationId)}` : '/?view=files';
+  if (route.name === 'device') return '/?view=device';
   return '/';
 }
 

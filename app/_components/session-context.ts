@@ -5,8 +5,11 @@ import type { SyncConnection } from '@/lib/sync';
 export interface Session {
   connection: SyncConnection;
   signOut(): void;
-  /** Replace the token after the server refused the old one. */
-  signInAgain(token: string): Promise<void>;
+  /**
+   * Replace the token after the server refused the old one. Accepted only for the same user as
+   * the local data; otherwise nothing changes. Returns why it was refused, or null.
+   */
+  signInAgain(token: string): Promise<string | null>;
 }
 
 export const SessionContext = createContext<Session | null>(null);

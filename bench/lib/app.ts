@@ -2,33 +2,25 @@
 // `npm start` does), served by server.ts — what `npm start` runs — in a child process on a free
 // loopback port with its own DATA_DIR; and Debian's Chromium driven by playwright-core.
 import { spawnSync } from 'node:child_process';
-import fs from 'node:fs';
-import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { buildState } from '../../scripts/build-state.mjs';
 import { freePort, ROOT, startChild, type Child } from './proc';
 import { PARLEY_TOKENS } from './seed';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 
-const SOURCES = ['app', 'lib', 'workers', 'public', 'next.config.mjs', 'package.json', 'tsconfig.json'];
-
-function newestMtime(entry: string): number {
-  const full = path.join(ROOT, entry);
-  if (!fs.existsSync(full)) return 0;
-  const stat = fs.statSync(full);
-  if (!stat.isDirectory()) return stat.mtimeMs;
-  return fs.readdirSync(full).reduce((max, name) => Math.max(max, newestMtime(path.join(entry, name))), stat.mtimeMs);
-}
-
 let buildChecked = false;
-/** Same rule as scripts/start.ts: build when there is no build or a source is newer than it. */
+/**
+ * Same rule as scripts/start.mjs: build when the build's stamp is missing or its digest of the
+ * sources differs (contents, not mtimes: the service worker the build writes into public/ is
+ * generated, not a source, so a fresh build is not taken for a stale one).
+ */
 export function ensureAppBuild(log: (m: string) => void): void {
   if (buildChecked) return;
-  const buildId = path.join(ROOT, '.next', 'BUILD_ID');
-  const stale = !fs.existsSync(buildId) || SOURCES.some((e) => newestMtime(e) > fs.statSync(buildId).mtimeMs);
-  if (stale) {
-    log('building the app (npm run build: no build, or sources newer than it)…');
+  const state = buildState(ROOT);
+  if (!state.current) {
+    log(`building the app (npm run build: ${state.reason})…`);
     const started = Date.now();
     const result = spawnSync('npm', ['run', 'build'], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1' }, maxBuffer: 64 * 1024 * 1024 });
     if (result.status !== 0) throw new Error(`npm run build failed:\n${(result.stdout + result.stderr).slice(-4000)}`);
@@ -43,7 +35,7 @@ export interface App {
 }
 
 /** server.ts (what `npm start` runs after its build check) on a free 127.0.0.1 port. */
-export async function startApp(dataDir: string): Promise<App> {
+export async function startApp(dataDir: string, extraEnv: Record<string, string> = {}): Promise<App> {
   const port = await freePort();
   const child = await startChild(process.execPath, ['--import', 'tsx', 'server.ts'], {
     name: 'server.ts',
@@ -55,6 +47,7 @@ export async function startApp(dataDir: string): Promise<App> {
       NODE_ENV: 'production',
       NEXT_TELEMETRY_DISABLED: '1',
       MAX_UPLOAD_BYTES: String(8 * 1024 * 1024),
+      ...extraEnv,
     },
     ready: /\[parley\] serving /,
     timeoutMs: 90_000,
@@ -94,6 +87,8 @@ export async function openSignedIn(browser: Browser, baseUrl: string, token: str
   const scripts = new Set<string>();
   context.on('request', (request) => {
     if (new URL(request.url()).pathname.startsWith('/v1/')) requests.count++;
+    // Not the service worker's precaching (it fetches every chunk of the app once installed).
+    if (request.serviceWorker()) return;
     if (request.resourceType() === 'script' || /\.m?js$/.test(new URL(request.url()).pathname)) scripts.add(request.url());
   });
   const page = await context.newPage();

@@ -1,17 +1,27 @@
-// Shared by the sync scenarios: one app (server.ts) with the seeded data set, one Chromium, and —
-// created on first use — alice's mirror after a timed initial sync. One initial sync of 10,000
-// conversations + 10,000 files takes minutes on this machine, so it is done once per bench run
-// and reused: initial-sync times it, steady-sync syncs on top of it.
-import type { Browser } from 'playwright-core';
-import { ensureAppBuild, launchBrowser, openSignedIn, startApp, type App, type SignedInPage } from './app';
+// Shared by the sync scenarios: one data set (seeded through SQLite), served twice from the same
+// DATA_DIR — by the app as `npm start` runs it (every extension: the change feed and its live
+// stream) and by the app with PARLEY_EXTENSIONS=idempotency,me (a plain server: no feed, so the
+// sync lists everything and scans files per conversation) — and one Chromium.
+//
+// An initial sync is timed from the click on "Sign in" (the token typed into the form, as a user
+// does) to the end of the sync worker's first pass, in a fresh browser context each time, and
+// checked: every conversation and file mirrored, every file placed in its conversation.
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { ensureAppBuild, launchBrowser, startApp, type App } from './app';
 import { tempDir } from './proc';
 import { BENCH_TOKENS, createSchema, seedConversations, seedSyncData } from './seed';
+import { round } from './stats';
 
 export const SYNC_CONVERSATIONS = Number(process.env.BENCH_SYNC_CONVERSATIONS || 10_000);
 export const REPLAY_CONVERSATIONS = 1_000;
+/** Only the app with the change feed: its first sync lists, then follows the feed. */
+export const PLAIN_EXTENSIONS = 'idempotency,me';
 
 export interface SyncWorld {
+  /** The app with every extension (change feed, live stream). */
   app: App;
+  /** The same data served without the change feed. */
+  plainApp: App;
   browser: Browser;
   dataDir: string;
   alice: { ids: string[]; files: number; active: number };
@@ -22,20 +32,26 @@ export interface SyncWorld {
 }
 
 export interface InitialSync {
+  /** From the click on "Sign in" to the end of the first pass (ms). */
   ms: number;
+  /** /v1 requests of the context (page and worker) in that time. */
   requests: number;
   idbBytes: number;
-  /** Seconds spent in each pull phase (conversations, files, scan), from the pull cursor. */
+  conversations: number;
+  files: number;
+  /** When each pull phase was first seen, in seconds after the click ('idle' = following the feed). */
   phases: Record<string, number>;
 }
 
-export interface AliceMirror {
-  session: SignedInPage;
-  initial: InitialSync;
+export interface SignedInSession {
+  context: BrowserContext;
+  page: Page;
+  /** /v1 requests seen from this context (page and its dedicated worker). */
+  requests: { count: number; reset(): void; paths: string[] };
 }
 
 let world: Promise<SyncWorld> | null = null;
-let mirror: Promise<AliceMirror> | null = null;
+let mirror: Promise<{ session: SignedInSession; initial: InitialSync }> | null = null;
 
 export function syncWorld(log: (m: string) => void): Promise<SyncWorld> {
   world ??= (async () => {
@@ -47,58 +63,102 @@ export function syncWorld(log: (m: string) => void): Promise<SyncWorld> {
     const carol = seedSyncData(dataDir, 'carol', 60);
     log(`seeded alice: ${SYNC_CONVERSATIONS} conversations (${alice.active} with files), ${alice.files} files (rows + bytes); bob: ${REPLAY_CONVERSATIONS} conversations`);
     const app = await startApp(dataDir);
+    const plainApp = await startApp(dataDir, { PARLEY_EXTENSIONS: PLAIN_EXTENSIONS });
     const browser = await launchBrowser();
-    return { app, browser, dataDir, alice, bob, carol };
+    return { app, plainApp, browser, dataDir, alice, bob, carol };
   })();
   return world;
 }
 
-export function aliceMirror(log: (m: string) => void): Promise<AliceMirror> {
+/** A fresh context (empty IndexedDB) on the sign-in form, exposing `window.parley` once signed in. */
+export async function openSignedOut(browser: Browser, baseUrl: string): Promise<SignedInSession> {
+  const context = await browser.newContext({ baseURL: baseUrl, viewport: { width: 390, height: 844 } });
+  // tsx compiles page.evaluate callbacks with esbuild's keepNames: give pages its helper.
+  await context.addInitScript('globalThis.__name = globalThis.__name || ((f) => f)');
+  await context.addInitScript(() => localStorage.setItem('parley:expose', '1'));
+  const requests = {
+    count: 0,
+    paths: [] as string[],
+    reset() {
+      this.count = 0;
+      this.paths = [];
+    },
+  };
+  context.on('request', (request) => {
+    const url = new URL(request.url());
+    if (url.pathname.startsWith('/v1/')) {
+      requests.count++;
+      requests.paths.push(url.pathname + url.search);
+    }
+  });
+  const page = await context.newPage();
+  await page.goto('/');
+  return { context, page, requests };
+}
+
+/**
+ * Signs in through the form and times the first sync, from the click to the end of the worker's
+ * first pass (`syncNow()` joins the pass the worker began when the page connected).
+ */
+export async function timedInitialSync(
+  browser: Browser,
+  baseUrl: string,
+  token: string,
+  expected: { conversations: number; files: number },
+): Promise<{ session: SignedInSession; initial: InitialSync }> {
+  const session = await openSignedOut(browser, baseUrl);
+  const { page, requests } = session;
+  await page.getByLabel('Access token').fill(token);
+  requests.reset();
+  const t0 = await page.evaluate(() => performance.now());
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForFunction(() => 'parley' in window, null, { timeout: 120_000 });
+  const result = await page.evaluate(async () => {
+    const p = (window as any).parley;
+    // When each pull phase was first seen (ms since the page's origin; 50 ms resolution).
+    const phases: Record<string, number> = {};
+    let done = false;
+    const watch = (async () => {
+      while (!done) {
+        const phase = (await p.db.meta.get('pull'))?.value?.phase ?? 'none';
+        phases[phase] ??= performance.now();
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    })();
+    const report = await p.worker.syncNow();
+    const t1 = performance.now();
+    done = true;
+    await watch;
+    const conversations = await p.db.serverConversations.count();
+    const files = await p.db.serverFiles.count();
+    const placed = await p.db.serverFiles.where('conversationId').above('').count();
+    const estimate = await navigator.storage.estimate();
+    return { t1, phases, report, conversations, files, placed, idbBytes: (estimate as any).usageDetails?.indexedDB ?? estimate.usage ?? 0 };
+  });
+  // Seconds from the click to each phase's start (to the end for the last).
+  const phases = Object.fromEntries(Object.entries(result.phases).map(([phase, at]) => [phase, round((at - t0) / 1000)]));
+  const requestCount = requests.count;
+  if (result.report?.pull?.kind !== 'done' || result.conversations !== expected.conversations || result.files !== expected.files || result.placed !== expected.files) {
+    throw new Error(`mirror incomplete: ${JSON.stringify({ ...result, expected })}`);
+  }
+  return {
+    session,
+    initial: { ms: result.t1 - t0, requests: requestCount, idbBytes: result.idbBytes, conversations: result.conversations, files: result.files, phases },
+  };
+}
+
+/** alice's mirror (embedded server, change feed) after a timed initial sync; kept for steady-sync. */
+export function aliceMirror(log: (m: string) => void): Promise<{ session: SignedInSession; initial: InitialSync }> {
   mirror ??= (async () => {
     const w = await syncWorld(log);
-    const session = await openSignedIn(w.browser, w.app.baseUrl, BENCH_TOKENS.alice);
-    log('initial sync running (the sync worker started it when the page connected)…');
-    const result = await session.page.evaluate(async () => {
-      const p = (window as any).parley;
-      const t0 = performance.now();
-      const seen: Record<string, number> = {};
-      let done = false;
-      const watch = (async () => {
-        while (!done) {
-          const phase = (await p.db.meta.get('pull'))?.value?.phase ?? 'none';
-          seen[phase] ??= performance.now() - t0;
-          await new Promise((r) => setTimeout(r, 200));
-        }
-      })();
-      // The worker began its first pass when the page connected; syncNow() joins that run.
-      await p.worker.syncNow();
-      const ms = performance.now() - t0;
-      done = true;
-      await watch;
-      const conversations = await p.db.serverConversations.count();
-      const files = await p.db.serverFiles.count();
-      const placed = await p.db.serverFiles.where('conversationId').above('').count();
-      const estimate = await navigator.storage.estimate();
-      return { ms, seen, conversations, files, placed, idbBytes: (estimate as any).usageDetails?.indexedDB ?? estimate.usage ?? 0 };
-    });
-    if (result.conversations !== SYNC_CONVERSATIONS || result.files !== w.alice.files || result.placed !== w.alice.files) {
-      throw new Error(`mirror incomplete: ${result.conversations} conversations, ${result.files} files, ${result.placed} placed`);
-    }
-    // Phase durations from the first time each phase was seen (200 ms resolution).
-    const order = ['conversations', 'files', 'scan'];
-    const phases: Record<string, number> = {};
-    order.forEach((phase, i) => {
-      const start = result.seen[phase];
-      if (start === undefined) return;
-      const next = order.slice(i + 1).map((p) => result.seen[p]).find((t) => t !== undefined) ?? result.ms;
-      phases[phase] = (next - start) / 1000;
-    });
-    return { session, initial: { ms: result.ms, requests: session.requests.count, idbBytes: result.idbBytes, phases } };
+    const result = await timedInitialSync(w.browser, w.app.baseUrl, BENCH_TOKENS.alice, { conversations: SYNC_CONVERSATIONS, files: w.alice.files });
+    log(`alice's mirror: ${(result.initial.ms / 1000).toFixed(2)} s, ${result.initial.requests} requests; phases from the click ${JSON.stringify(result.initial.phases)}`);
+    return result;
   })();
   return mirror;
 }
 
-/** Closes alice's page (its worker syncs every minute) so it does not load later measurements. */
+/** Closes alice's page (its worker holds a live stream) so it does not load later measurements. */
 export async function releaseAliceMirror(): Promise<void> {
   const m = mirror && (await mirror.catch(() => null));
   await m?.session.context.close().catch(() => {});
@@ -111,4 +171,5 @@ export async function disposeSyncWorld(): Promise<void> {
   await m?.session.context.close().catch(() => {});
   await w?.browser.close().catch(() => {});
   await w?.app.child.stop();
+  await w?.plainApp.child.stop();
 }

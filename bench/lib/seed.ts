@@ -1,14 +1,21 @@
 // Fast seeding straight into the service's SQLite file (one transaction per call), after the
 // service's own migrations created the schema. Rows follow lib/api/migrations.ts exactly; file
-// rows get real bytes under DATA_DIR/files/<key[0:2]>/<key> (lib/api/storage.ts).
+// rows get real bytes under DATA_DIR/files/<key[0:2]>/<key> (lib/api/storage/disk-blob-store.ts).
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { openDb } from '../../lib/api/db';
-import { newId } from '../../lib/api/ids';
+import { openDb } from '../../lib/api/storage/db';
+import { newId } from '../../lib/api/domain/ids';
 
-export const BENCH_TOKENS = { alice: 'alice-bench-token-0123456789', bob: 'bob-bench-token-9876543210', carol: 'carol-bench-token-5555555555' };
+export const BENCH_TOKENS = {
+  alice: 'alice-bench-token-0123456789',
+  bob: 'bob-bench-token-9876543210',
+  carol: 'carol-bench-token-5555555555',
+  // The sync growth scenario's users (1,000 and 50,000 conversations; alice has 10,000).
+  grow1k: 'grow1k-bench-token-1111111111',
+  grow50k: 'grow50k-bench-token-5050505050',
+};
 export const PARLEY_TOKENS = Object.entries(BENCH_TOKENS).map(([user, token]) => `${user}:${token}`).join(',');
 
 /** Runs the service's migrations on a fresh DATA_DIR. */

@@ -71,20 +71,36 @@ export const app: Scenario = {
 
     // First-load JS: the scripts the page's main thread loaded (resource timing), cold context.
     const session = await openSignedIn(w.browser, base, BENCH_TOKENS.carol);
+    // Not 'networkidle': the sync worker's change feed is one request that stays open. Instead:
+    // the first screen is shown, the mirror is complete, and no script the page asked for is
+    // still loading (those asked for later, e.g. on the first write, are not the first screen's).
+    const loading = new Set<string>();
+    session.page.on('request', (r) => void (r.resourceType() === 'script' && loading.add(r.url())));
+    session.page.on('requestfinished', (r) => void loading.delete(r.url()));
+    session.page.on('requestfailed', (r) => void loading.delete(r.url()));
     await session.page.getByRole('heading', { name: 'Conversations' }).waitFor({ timeout: 30_000 });
-    await session.page.waitForLoadState('networkidle');
-    const entries: { name: string; type: string }[] = await session.page.evaluate(() =>
-      performance
+    await session.page.getByTestId('sync-status').filter({ hasText: 'All synced' }).waitFor({ timeout: 120_000 });
+    for (const deadline = Date.now() + 30_000; loading.size > 0; await new Promise((r) => setTimeout(r, 100))) {
+      if (Date.now() > deadline) throw new Error(`scripts still loading: ${[...loading].join(', ')}`);
+    }
+    // Scripts requested before the app's idle-time prefetch began (the mark of
+    // app/_components/preload.ts: the screens and the write path the first screen does not need,
+    // fetched once it is idle); that prefetch is reported apart.
+    const all: { name: string; type: string; prefetch: boolean }[] = await session.page.evaluate(() => {
+      const mark = performance.getEntriesByName('parley:offline-preload', 'mark')[0]?.startTime ?? Infinity;
+      return performance
         .getEntriesByType('resource')
-        .map((e) => ({ name: e.name, type: (e as PerformanceResourceTiming).initiatorType }))
-        .filter((e) => /\.m?js$/.test(new URL(e.name).pathname) && e.type !== 'fetch' && e.type !== 'other'),
-    );
+        .map((e) => ({ name: e.name, type: (e as PerformanceResourceTiming).initiatorType, prefetch: e.startTime >= mark }))
+        .filter((e) => /\.m?js$/.test(new URL(e.name).pathname) && e.type !== 'fetch' && e.type !== 'other');
+    });
+    const entries = all.filter((e) => !e.prefetch);
     const pageScripts = entries.map((e) => e.name);
+    const prefetched = await jsBytes(all.filter((e) => e.prefetch).map((e) => e.name));
     log(`page scripts: ${entries.map((e) => `${new URL(e.name).pathname.split('/').pop()} (${e.type})`).join(', ')}`);
     const workerScripts = session.scripts;
     await session.context.close();
     const page = await jsBytes(pageScripts);
-    const later = [...workerScripts].filter((u) => !pageScripts.includes(u) && !u.endsWith('/sw.js'));
+    const later = [...workerScripts].filter((u) => !all.some((e) => e.name === u) && !u.endsWith('/sw.js'));
     const worker = await jsBytes(later);
     log(`first-load JS: ${pageScripts.length} scripts, ${(page.raw / 1024).toFixed(0)} KiB raw, ${(page.gzip / 1024).toFixed(1)} KiB gzipped; sync worker: ${later.length} scripts, ${(worker.gzip / 1024).toFixed(1)} KiB gzipped`);
 
@@ -100,13 +116,14 @@ export const app: Scenario = {
     return [
       { name: 'first-load JS of / (main thread, gzipped)', value: round(page.gzip / 1024, 1), unit: 'KiB', target: { op: '<=', value: 150 } },
       { name: 'first-load JS of / (uncompressed)', value: round(page.raw / 1024, 1), unit: 'KiB' },
+      { name: 'prefetched once the first screen is idle (write path, other screens; gzipped)', value: round(prefetched.gzip / 1024, 1), unit: 'KiB' },
       { name: 'sync worker JS (loaded by the worker, gzipped)', value: round(worker.gzip / 1024, 1), unit: 'KiB' },
       { name: `Lighthouse mobile, conversations screen (signed in): performance (median of ${LH_RUNS})`, value: med(signedIn, 'performance'), unit: '', target: { op: '>=', value: 95 } },
-      { name: 'Lighthouse mobile, conversations screen: accessibility', value: med(signedIn, 'accessibility'), unit: '', target: { op: '>=', value: 95 } },
+      { name: 'Lighthouse mobile, conversations screen: accessibility', value: med(signedIn, 'accessibility'), unit: '', target: { op: '>=', value: 100 } },
       { name: 'Lighthouse mobile, conversations screen: LCP', value: round(med(signedIn, 'lcpMs'), 0), unit: 'ms' },
       { name: 'Lighthouse mobile, conversations screen: TBT', value: round(med(signedIn, 'tbtMs'), 0), unit: 'ms' },
       { name: 'Lighthouse mobile, sign-in page: performance (1 run)', value: signedOut[0]!.performance, unit: '', target: { op: '>=', value: 95 } },
-      { name: 'Lighthouse mobile, sign-in page: accessibility', value: signedOut[0]!.accessibility, unit: '', target: { op: '>=', value: 95 } },
+      { name: 'Lighthouse mobile, sign-in page: accessibility', value: signedOut[0]!.accessibility, unit: '', target: { op: '>=', value: 100 } },
     ];
   },
 };

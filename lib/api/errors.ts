@@ -1,5 +1,6 @@
 // The contract's error shape. Handlers throw ApiError; the service turns it into a response.
 import type { ApiErrorBody, ErrorCode } from '../schemas';
+import type { StorageFailure } from './storage/failures';
 
 const STATUS: Record<ErrorCode, number> = {
   unauthenticated: 401,
@@ -10,10 +11,14 @@ const STATUS: Record<ErrorCode, number> = {
   method_not_allowed: 405,
   conversation_exists: 409,
   idempotency_conflict: 409,
+  events_expired: 410,
+  idempotency_in_progress: 409,
   file_too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,
   internal: 500,
+  service_unavailable: 503,
+  insufficient_storage: 507,
   upstream_unavailable: 502,
   upstream_timeout: 504,
 };
@@ -51,3 +56,26 @@ export const methodNotAllowed = (allow: string[]) =>
 export const unauthenticated = (message = 'A valid bearer token is required') =>
   new ApiError('unauthenticated', message, undefined, {}, { 'WWW-Authenticate': 'Bearer realm="parley"' });
 export const internalError = () => new ApiError('internal', 'An internal error occurred; it has been logged');
+
+// Storage that cannot take a write right now. Both are retryable: nothing was stored, and the same
+// request (with the same Idempotency-Key) may simply be sent again later.
+export const insufficientStorage = () =>
+  new ApiError('insufficient_storage', 'Not enough storage to complete this request; nothing was stored. Try again later', undefined, {}, { 'Retry-After': '60' });
+export const serviceUnavailable = (message: string) => new ApiError('service_unavailable', message, undefined, {}, { 'Retry-After': '30' });
+
+/** What a storage failure is answered with. */
+export function storageFailureError(failure: StorageFailure): ApiError {
+  if (failure === 'full') return insufficientStorage();
+  if (failure === 'read_only') {
+    return serviceUnavailable('Storage is read-only: writes are refused until it is writable again. Try again later');
+  }
+  return serviceUnavailable('Storage (the database or the file store) cannot be reached right now. Try again later');
+}
+export const idempotencyInProgress = (retryAfterSeconds: number) =>
+  new ApiError(
+    'idempotency_in_progress',
+    'A request with this Idempotency-Key is still in progress; retry it later with the same key',
+    'Idempotency-Key',
+    {},
+    { 'Retry-After': String(retryAfterSeconds) },
+  );

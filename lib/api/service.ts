@@ -3,20 +3,33 @@
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../config';
 import { ID_PATTERN } from '../schemas';
-import { serveAsset } from './assets';
-import { bodyKind, readFields, unsupportedMediaType } from './body';
-import { Conversations } from './conversations';
-import { openDb, type Db, type OpenedDb } from './db';
-import { ApiError, internalError, methodNotAllowed, notFound, unknownParam } from './errors';
-import { Files } from './files';
-import { fromWebRequest, toWebResponse, type ApiReply, type ApiRequest } from './http';
-import { IdempotencyStore } from './idempotency';
-import { openApiDocument } from './openapi';
+import { serveAsset } from './http/assets';
+import { bodyKind, readFields, unsupportedMediaType } from './http/body';
+import { Conversations } from './domain/conversations';
+import { openDb, type Db, type OpenedDb } from './storage/db';
+import { listenForEvents, type NotificationListener } from './storage/pg-notifications';
+import { ApiError, internalError, methodNotAllowed, notFound, storageFailureError, unknownParam } from './errors';
+import { EventHub } from './domain/event-hub';
+import { ChangeFeed, parseCursor, readEventsQuery } from './domain/events';
+import { Files } from './domain/files';
+import { EVENT_STREAM_HEADERS, EventStream } from './http/event-stream';
+import { fromWebRequest, toWebResponse, type ApiReply, type ApiRequest } from './http/exchange';
+import { HostPolicy } from './http/hosts';
+import { refuseQueryParameters } from './domain/pagination';
+import { IdempotencyStore } from './domain/idempotency';
+import { openApiDocument } from './http/openapi';
 import { errorResult, type ApiResult } from './result';
-import { UrlSigner } from './signing';
-import { BlobStore } from './storage';
-import { Authenticator, createToken } from './tokens';
-import { receiveUpload } from './upload';
+import { UrlSigner } from './domain/signing';
+import { sweepOrphans, type BlobStore } from './storage/blob-store';
+import { BlobDeletionQueue, type DrainResult } from './storage/blob-deletions';
+import { openBlobStore, type OpenedBlobStore } from './storage/open-blob-store';
+import { storageFailure } from './storage/failures';
+import { isCommitOutcomeUnknown } from './storage/transaction';
+import { Authenticator, createToken } from './domain/tokens';
+import { receiveUpload } from './http/upload';
+import { isHealthPath, serveHealth } from './http/health';
+import { routeTemplate, type Logger } from './http/log';
+import { sql } from 'kysely';
 
 const JSON_HEADERS = { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store' };
 
@@ -25,12 +38,36 @@ function reply(result: ApiResult): ApiReply {
   return { status: result.status, headers: { ...JSON_HEADERS, ...result.headers }, body: JSON.stringify(result.body) };
 }
 
-type Logger = Pick<Console, 'log' | 'error'>;
+export type { Logger };
+
+const DELETION_PASS_MS = 60_000;
+const ORPHAN_SWEEP_MS = 6 * 3600_000;
+/** A blob this young may belong to an upload about to commit its row (here or in another instance). */
+const ORPHAN_GRACE_MS = 3600_000;
+
+/**
+ * How old stored bytes without a row, and unfinished writes, must be before a sweep removes them.
+ * Also at start-up: another instance on the same database and store (or a second process on the
+ * same DATA_DIR) may be in the middle of an upload — its bytes finished, its row not yet
+ * committed, or its multipart upload still arriving for as long as a request may last.
+ */
+export function sweepGraceMs(config: Pick<Config, 'requestTimeoutMs'>): number {
+  return Math.max(ORPHAN_GRACE_MS, config.requestTimeoutMs);
+}
+
+export interface ServiceOptions {
+  /** Where file bytes live; default: the disk store in DATA_DIR. */
+  store?: BlobStore;
+  /** The sweeps' grace period (default: sweepGraceMs(config)); tests of the sweep play "long after a crash" with 0. */
+  sweepGraceMs?: number;
+}
 
 export interface ServiceStartInfo {
   /** Set on the very first start with no tokens at all: a token for user "demo". */
   demoToken: string | null;
   swept: { temp: number; orphans: number };
+  /** Where file bytes live (for the start-up log; never credentials). */
+  blobStore: string;
 }
 
 export class ApiService {
@@ -39,50 +76,147 @@ export class ApiService {
   private readonly files: Files;
   private readonly idempotency: IdempotencyStore;
   private readonly signer: UrlSigner;
-  private readonly purgeTimer: NodeJS.Timeout;
+  private readonly feed: ChangeFeed;
+  /** Live streams of this process, poked after each write (and by other instances via NOTIFY). */
+  readonly hub = new EventHub();
+  private notifications: NotificationListener | null = null;
+  private readonly hosts: HostPolicy;
+  private readonly deletions: BlobDeletionQueue;
+  /** Deletion passes of this process run one after another (other instances' may overlap them). */
+  private deletionPass: Promise<unknown> = Promise.resolve();
+  private readonly timers: NodeJS.Timeout[];
+  private readonly store: BlobStore;
   private openapiText: string | null = null;
+  /** Live event streams of this process, ended cleanly at shutdown. */
+  private readonly streams = new Set<EventStream>();
+  private shuttingDown = false;
 
   private constructor(
     private readonly config: Config,
     private readonly opened: OpenedDb,
-    private readonly store: BlobStore,
+    private readonly blobs: OpenedBlobStore,
     secret: Buffer,
     private readonly log: Logger,
+    graceMs: number,
   ) {
     const db = opened.db;
+    this.store = blobs.store;
     this.signer = new UrlSigner(secret);
+    this.hosts = new HostPolicy(config);
     this.auth = new Authenticator(db, config.staticTokens);
     this.conversations = new Conversations(db);
-    this.files = new Files(db, this.signer, store, this.conversations);
-    this.idempotency = new IdempotencyStore(db, config.idempotency);
-    this.purgeTimer = setInterval(() => void this.idempotency.purgeExpired().catch(() => {}), 3600_000);
-    this.purgeTimer.unref();
+    this.files = new Files(db, this.signer, this.conversations);
+    this.idempotency = new IdempotencyStore(db, config.extensions.has('idempotency'), { dialect: opened.dialect, waitMs: config.idempotencyWaitMs });
+    this.feed = new ChangeFeed(db, this.files);
+    this.deletions = new BlobDeletionQueue(db, this.store, log);
+    const failed = (what: string) => (error: unknown) => log.error(`[parley] ${what} failed:`, error);
+    this.timers = [
+      setInterval(() => void this.purgeExpired(), 3600_000),
+      setInterval(() => void this.drainBlobDeletions().catch(failed('a blob deletion pass')), DELETION_PASS_MS),
+      setInterval(() => void this.sweep(graceMs).catch(failed('the orphan sweep')), ORPHAN_SWEEP_MS),
+    ];
+    for (const timer of this.timers) timer.unref();
   }
 
-  static async open(config: Config, log: Logger = console): Promise<{ service: ApiService; info: ServiceStartInfo }> {
-    const opened = await openDb({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+  /** Drops expired idempotency records and change-feed events (hourly, and at start). */
+  async purgeExpired(): Promise<void> {
+    await this.idempotency.purgeExpired().catch((error) => this.log.error('[parley] purging expired Idempotency-Keys failed:', error));
+    await this.feed.purgeExpired(this.config.eventsRetentionSeconds).catch((error) => this.log.error('[parley] purging expired events failed:', error));
+  }
+
+  static async open(
+    config: Config,
+    log: Logger = console,
+    options: ServiceOptions = {},
+  ): Promise<{ service: ApiService; info: ServiceStartInfo }> {
+    const opened = await openDb({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, log });
     const db = opened.db;
-    const store = new BlobStore(config.dataDir);
+    let blobs: OpenedBlobStore;
+    try {
+      blobs = options.store
+        ? { store: options.store, description: 'a store given by the caller', presignedUrl: null, close: () => {} }
+        : await openBlobStore(config);
+    } catch (error) {
+      await opened.close();
+      throw error;
+    }
+    const store = blobs.store;
     const secret = await ensureSecret(db);
     let demoToken: string | null = null;
     if (config.staticTokens.size === 0) {
       const any = await db.selectFrom('tokens').select('id').limit(1).executeTakeFirst();
       if (!any) demoToken = (await createToken(db, 'demo', 'created on first start')).token;
     }
+    // What an earlier process left (a crash mid-upload) — but only what is older than the grace
+    // period: another instance may be uploading right now into the same store.
+    const graceMs = options.sweepGraceMs ?? sweepGraceMs(config);
+    const temp = await store.removeUnfinished(graceMs);
     const live = new Set((await db.selectFrom('files').select('storage_key').execute()).map((r) => r.storage_key));
-    const swept = await store.sweep((key) => live.has(key));
-    const service = new ApiService(config, opened, store, secret, log);
-    await service.idempotency.purgeExpired();
-    return { service, info: { demoToken, swept } };
+    const orphans = await sweepOrphans(store, (key) => live.has(key), graceMs);
+    const swept = { temp, orphans };
+    const service = new ApiService(config, opened, blobs, secret, log, graceMs);
+    await service.purgeExpired();
+    await service.drainBlobDeletions();
+    if (config.extensions.has('events') && config.databaseUrl) {
+      // Other instances' commits reach this instance's live streams through PostgreSQL.
+      service.notifications = await listenForEvents(config.databaseUrl, service.hub, log);
+    }
+    return { service, info: { demoToken, swept, blobStore: blobs.description } };
+  }
+
+  /** Where this service keeps file bytes (tests and maintenance tools). */
+  get blobStore(): BlobStore {
+    return this.store;
   }
 
   get db(): Db {
     return this.opened.db;
   }
 
+  /**
+   * The start of a shutdown: /readyz answers 503 and live event streams end cleanly (their
+   * clients reconnect elsewhere). Requests in flight go on; `close()` comes after them.
+   */
+  beginShutdown(): void {
+    this.shuttingDown = true;
+    for (const stream of this.streams) stream.endGracefully();
+  }
+
+  /** The dependencies /readyz asks: a cheap query, a cheap store call. */
+  private readonly readiness = {
+    database: () => sql`select 1`.execute(this.db),
+    storage: () => this.store.check(),
+  };
+
   async close(): Promise<void> {
-    clearInterval(this.purgeTimer);
+    for (const timer of this.timers) clearInterval(timer);
+    for (const stream of this.streams) stream.destroy();
+    await this.notifications?.close();
+    await this.deletionPass;
     await this.opened.close();
+    this.blobs.close();
+  }
+
+  /**
+   * Removes the bytes of deleted files (queued by the deleting transactions) that are due at `now`
+   * (Unix seconds); failures stay queued with a backoff. Runs after every delete, every minute and
+   * at start-up.
+   */
+  drainBlobDeletions(options: { now?: number } = {}): Promise<DrainResult> {
+    const pass = this.deletionPass.then(() => this.deletions.drain(options.now));
+    this.deletionPass = pass.catch(() => {});
+    return pass;
+  }
+
+  /** Removes unfinished writes and stored blobs no row points at, older than `graceMs`. */
+  private async sweep(graceMs: number): Promise<{ temp: number; orphans: number }> {
+    const temp = await this.store.removeUnfinished(graceMs);
+    const orphans = await sweepOrphans(
+      this.store,
+      async (key) => (await this.db.selectFrom('files').select('id').where('storage_key', '=', key).executeTakeFirst()) !== undefined,
+      graceMs,
+    );
+    return { temp, orphans };
   }
 
   /** Web-standard entry point. */
@@ -92,59 +226,152 @@ export class ApiService {
 
   /** The core: every /v1 and /files request, whatever server it arrived through. */
   async dispatch(request: ApiRequest): Promise<ApiReply> {
-    try {
-      if (request.path.startsWith('/files/')) {
+    if (isHealthPath(request.path)) return serveHealth(request, this.readiness, this.log, { shuttingDown: this.shuttingDown });
+    if (request.path.startsWith('/files/')) {
+      try {
         return await serveAsset(
           request,
           (id) => this.files.forAsset(this.db, id),
           (id, name, sig) => this.signer.verify(id, name, sig),
-          (key) => this.store.pathOf(key),
+          (key, range) => this.store.open(key, range),
+          this.blobs.presignedUrl,
         );
+      } catch (error) {
+        return reply(errorResult(this.answerFor(request, error)));
       }
-      return reply(await this.route(request));
-    } catch (error) {
-      if (error instanceof ApiError) return reply(errorResult(error));
-      this.log.error('[parley] internal error', request.method, request.path, error);
-      return reply(errorResult(internalError()));
     }
+    let answer: ApiReply;
+    try {
+      answer =
+        this.config.extensions.has('events') && (request.path === '/v1/events/stream' || request.path === '/v1/events/stream/')
+          ? await this.eventStream(request)
+          : reply(await this.route(request));
+    } catch (error) {
+      answer = reply(errorResult(this.answerFor(request, error)));
+    }
+    // Advertised up front, so that a client need not learn it from a replay.
+    if (this.config.extensions.has('idempotency')) answer.headers.Idempotency = 'supported';
+    return answer;
   }
 
+  /** The error to answer a failed request with; what is not the client's doing is logged, once. */
+  private answerFor(request: ApiRequest, error: unknown): ApiError {
+    if (error instanceof ApiError) return error;
+    const failure = storageFailure(error);
+    // The route template, never the path: it may hold a file name.
+    const where = { request_id: request.context?.id, method: request.method, route: routeTemplate(request.path) };
+    if (failure) {
+      this.log.error(`[parley] storage ${failure.replace('_', '-')}:`, where, error);
+      return storageFailureError(failure);
+    }
+    this.log.error('[parley] internal error', where, error);
+    return internalError();
+  }
+
+  /** ASSET_URL, or the request's origin when its Host is allowed (checked in route() already). */
   private assetBase(request: ApiRequest): string {
-    return this.config.assetUrl ?? request.origin;
+    return this.hosts.assetBase(request);
   }
 
   private async route(request: ApiRequest): Promise<ApiResult> {
     const path = request.path.length > 1 && request.path.endsWith('/') ? request.path.slice(0, -1) : request.path;
     const segments = path.split('/'); // ['', 'v1', collection, id?]
     if (segments[1] !== 'v1') throw notFound('route');
+    // Every /v1 request, before anything else: see http/hosts.ts for why not only file_url builders.
+    this.hosts.check(request);
     if (segments.length === 3 && segments[2] === 'openapi.json') {
       if (request.method !== 'GET') throw methodNotAllowed(['GET']);
       this.openapiText ??= JSON.stringify(openApiDocument());
       return { status: 200, body: JSON.parse(this.openapiText), headers: { 'Cache-Control': 'public, max-age=300' } };
     }
-    const user = await this.auth.authenticate(request.header('authorization'));
+    const user = await this.authenticate(request);
     const collection = segments[2];
+    if (collection === 'events' && segments.length === 3 && this.config.extensions.has('events')) {
+      if (request.method !== 'GET') throw methodNotAllowed(['GET']);
+      return { status: 200, body: await this.events(request, user) };
+    }
+    if (collection === 'me' && segments.length === 3 && this.config.extensions.has('me')) return this.me(request, user);
     if ((collection !== 'conversations' && collection !== 'files') || segments.length > 4) {
       throw notFound('route');
     }
     const id = segments[3];
     if (id === undefined) {
       if (request.method === 'GET') return this.list(collection, request, user);
-      if (request.method === 'POST') return this.create(collection, request, user);
+      if (request.method === 'POST') {
+        refuseQueryParameters(request.query); // before any body is read: an upload stores nothing
+        return this.written(user, await this.create(collection, request, user));
+      }
       throw methodNotAllowed(['GET', 'POST']);
     }
     if (!ID_PATTERN.test(id)) throw notFound(collection === 'files' ? 'file' : 'conversation');
+    if (request.method !== 'GET' && request.method !== 'PUT' && request.method !== 'DELETE') {
+      throw methodNotAllowed(['GET', 'PUT', 'DELETE']);
+    }
+    refuseQueryParameters(request.query);
     if (request.method === 'GET') {
-      for (const name of request.query.keys()) throw unknownParam(name);
       const body =
         collection === 'conversations'
           ? await this.conversations.retrieve(this.db, user, id)
           : this.files.toFile(await this.files.get(this.db, user, id), this.assetBase(request));
       return { status: 200, body };
     }
-    if (request.method === 'PUT') return this.update(collection, request, user, id);
-    if (request.method === 'DELETE') return this.remove(collection, request, user, id);
-    throw methodNotAllowed(['GET', 'PUT', 'DELETE']);
+    if (request.method === 'PUT') return this.written(user, await this.update(collection, request, user, id));
+    return this.written(user, await this.remove(collection, request, user, id));
+  }
+
+  /** The user of the request's token; noted in its context for the request log. */
+  private async authenticate(request: ApiRequest): Promise<string> {
+    const user = await this.auth.authenticate(request.header('authorization'));
+    if (request.context) request.context.user = user;
+    return user;
+  }
+
+  /** After a write that succeeded: this process's live streams of that user look at the feed. */
+  private written(user: string, result: ApiResult): ApiResult {
+    if (this.config.extensions.has('events') && result.status < 300) this.hub.publish(user);
+    return result;
+  }
+
+  /** GET /v1/events: changes after a cursor; no cursor (or limit=0) tells the head to start from. */
+  private async events(request: ApiRequest, user: string) {
+    const { after, limit } = readEventsQuery(request.query);
+    if (after === null || limit === 0) {
+      if (after !== null) await this.feed.check(after);
+      return { data: [], has_more: false, next: String(after ?? (await this.feed.head(user))) };
+    }
+    return this.feed.page(user, after, limit, this.assetBase(request));
+  }
+
+  /** GET /v1/events/stream: the feed as Server-Sent Events, resuming from Last-Event-ID (or ?after). */
+  private async eventStream(request: ApiRequest): Promise<ApiReply> {
+    this.hosts.check(request); // its events carry file_urls
+    if (request.method !== 'GET') throw methodNotAllowed(['GET']);
+    const user = await this.authenticate(request);
+    for (const name of request.query.keys()) if (name !== 'after') throw unknownParam(name);
+    const queryAfter = request.query.has('after') ? parseCursor(request.query.get('after')!) : null;
+    const lastEventId = request.header('last-event-id');
+    const after = lastEventId ? parseCursor(lastEventId) : (queryAfter ?? (await this.feed.head(user)));
+    await this.feed.check(after);
+    const stream = new EventStream({
+      feed: this.feed,
+      hub: this.hub,
+      user,
+      after,
+      assetBase: this.assetBase(request),
+      heartbeatMs: this.config.eventsHeartbeatMs,
+      log: this.log,
+    });
+    this.streams.add(stream);
+    stream.once('close', () => this.streams.delete(stream));
+    if (this.shuttingDown) stream.endGracefully();
+    return { status: 200, headers: EVENT_STREAM_HEADERS, body: stream };
+  }
+
+  /** Extension: who the token belongs to, so a device can key its local data by user. */
+  private me(request: ApiRequest, user: string): ApiResult {
+    if (request.method !== 'GET') throw methodNotAllowed(['GET']);
+    for (const name of request.query.keys()) throw unknownParam(name);
+    return { status: 200, body: { id: user } };
   }
 
   private async list(collection: string, request: ApiRequest, user: string): Promise<ApiResult> {
@@ -171,9 +398,12 @@ export class ApiService {
     }
     if (bodyKind(request.header('content-type')) !== 'multipart') throw unsupportedMediaType('multipart/form-data');
     const upload = await receiveUpload(request, this.store, this.config.maxUploadBytes);
+    // The bytes are stored; they stay only if the row pointing at them commits (not on a refusal,
+    // a failure or an idempotent replay, where the handler does not run).
+    let rowWritten = false;
     try {
       const file = upload.file;
-      return await this.idempotency.run(
+      const result = await this.idempotency.run(
         user,
         this.idempotencyKey(request),
         () => ({
@@ -184,10 +414,19 @@ export class ApiService {
             file: file && { name: file.rawFilename, type: file.declaredType, size: file.size, sha256: file.sha256 },
           },
         }),
-        async (trx) => ({ status: 201, body: await this.files.create(trx, user, upload, this.assetBase(request)) }),
+        async (trx) => {
+          const body = await this.files.create(trx, user, upload, this.assetBase(request));
+          rowWritten = true;
+          return { status: 201, body };
+        },
       );
-    } finally {
-      if (upload.file) await this.store.removeTemp(upload.file.tempPath); // no-op once moved into place
+      if (!rowWritten) await upload.file?.blob.abort();
+      return result;
+    } catch (error) {
+      // Not when the commit's outcome is unknown: its row may point at these bytes. If it does
+      // not, the orphan sweep removes them.
+      if (!isCommitOutcomeUnknown(error)) await upload.file?.blob.abort();
+      throw error;
     }
   }
 
@@ -209,23 +448,20 @@ export class ApiService {
   }
 
   private async remove(collection: string, request: ApiRequest, user: string, id: string): Promise<ApiResult> {
-    let keys: string[] = [];
     const result = await this.idempotency.run(
       user,
       this.idempotencyKey(request),
       () => ({ method: 'DELETE', path: request.path, content: {} }),
       async (trx) => {
-        keys =
-          collection === 'conversations'
-            ? await this.conversations.delete(trx, user, id)
-            : [await this.files.delete(trx, user, id)];
+        if (collection === 'conversations') await this.conversations.delete(trx, user, id);
+        else await this.files.delete(trx, user, id);
         return { status: 204 };
       },
+      { singleWrite: true }, // one DELETE; the cascade and the trigger that queues the bytes are part of it
     );
-    // The rows are gone (committed); now the bytes. A failure here leaves orphans for the sweep.
-    for (const key of keys) {
-      await this.store.remove(key).catch((error) => this.log.error('[parley] could not remove bytes', key, error));
-    }
+    // The rows are gone (committed), their keys queued in the same transaction; now the bytes. A
+    // removal that fails stays queued and is retried.
+    await this.drainBlobDeletions().catch((error) => this.log.error('[parley] a blob deletion pass failed:', error));
     return result;
   }
 }

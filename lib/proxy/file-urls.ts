@@ -2,6 +2,8 @@
 // able to reach that (see docs/proxy.md), so URLs under the upstream's /files/ are rewritten onto
 // the app's origin, where the proxy forwards /files/* back to the upstream. URLs on any other host
 // (an upstream with a separate ASSET_URL, a CDN) were made browser-facing on purpose: left alone.
+import { Transform } from 'node:stream';
+import { StringDecoder } from 'node:string_decoder';
 
 export class FileUrlRewriter {
   private readonly origin: string;
@@ -27,8 +29,9 @@ export class FileUrlRewriter {
   }
 
   /**
-   * A JSON body from /v1/files: a File, a page of Files, or an error (no file_url). Returns the
-   * new text, or null when nothing changed (the original bytes are then passed on untouched).
+   * A JSON body from /v1/files or /v1/events: a File, a page of Files, a change event or a page
+   * of them (the file is the event's `object`), or an error (no file_url). Returns the new text,
+   * or null when nothing changed (the original bytes are then passed on untouched).
    */
   rewriteBody(text: string, assetBase: string): string | null {
     let body: unknown;
@@ -39,7 +42,8 @@ export class FileUrlRewriter {
     }
     let changed = false;
     const visit = (item: unknown) => {
-      if (!item || typeof item !== 'object' || typeof (item as { file_url?: unknown }).file_url !== 'string') return;
+      if (!item || typeof item !== 'object') return;
+      if (typeof (item as { file_url?: unknown }).file_url !== 'string') return visit((item as { object?: unknown }).object);
       const file = item as { file_url: string };
       const next = this.rewrite(file.file_url, assetBase);
       if (next !== file.file_url) {
@@ -51,5 +55,24 @@ export class FileUrlRewriter {
     const data = (body as { data?: unknown } | null)?.data;
     if (Array.isArray(data)) data.forEach(visit);
     return changed ? JSON.stringify(body) : null;
+  }
+
+  /** The live stream (text/event-stream): each `data:` line rewritten as above, line by line. */
+  eventStreamRewriter(assetBase: string): Transform {
+    let partial = '';
+    const decoder = new StringDecoder('utf8'); // a character may straddle two chunks
+    const rewriteLine = (line: string) =>
+      line.startsWith('data:') ? `data: ${this.rewriteBody(line.slice(5).trimStart(), assetBase) ?? line.slice(5).trimStart()}` : line;
+    return new Transform({
+      transform(chunk: Buffer, _encoding, done) {
+        const lines = (partial + decoder.write(chunk)).split('\n');
+        partial = lines.pop()!;
+        done(null, lines.length ? lines.map(rewriteLine).join('\n') + '\n' : '');
+      },
+      flush(done) {
+        const rest = partial + decoder.end();
+        done(null, rest ? rewriteLine(rest) : '');
+      },
+    });
   }
 }

@@ -9,6 +9,8 @@ const REQUEST_HEADERS = [
   'content-type',
   'content-length',
   'idempotency-key',
+  // The live stream (/v1/events/stream) resumes from the last event the browser saw.
+  'last-event-id',
   'accept',
   'accept-language',
   'user-agent',

@@ -1,6 +1,7 @@
-// Writing the server's answers into the mirror, each in one transaction with the outbox change
-// that goes with it: an answered operation leaves the outbox in the same commit that records
-// its effect, so a crash in between can neither lose the effect nor replay it.
+// Writing the server's answers into the mirror, in one transaction with the outbox change that
+// goes with them: an answered operation leaves the outbox in the same commit that records its
+// effect, so a crash in between can neither lose the effect nor replay it. Answers are recorded
+// in batches (recordAnswers): one transaction and one rebuild for many.
 import type { Conversation, FileObject } from '../schemas';
 import { getMeta, type ParleyDb } from './db';
 import { mentionedIds, remapOp, type OutboxOp } from './operations';
@@ -13,7 +14,7 @@ export interface PullCursor {
   startingAfter: string | null;
 }
 
-export const PULL_KEY = 'pull';
+export { PULL_KEY } from './pull-progress';
 export const IDEMPOTENCY_KEY = 'serverIdempotency';
 /** Set when the server refused last_opened_at as an unknown parameter (a brief-only server). */
 export const NO_LAST_OPENED_KEY = 'serverLacksLastOpened';
@@ -40,7 +41,7 @@ async function remap(db: ParleyDb, tempId: string, realId: string): Promise<Set<
   const touched = new Set<string>([tempId, realId]);
   const ops = await db.outbox.toArray();
   for (const op of ops) {
-    if (!mentionedIds(op).includes(tempId)) continue;
+    if (!mentionedIds(op).includes(tempId) && !op.after?.includes(tempId)) continue;
     const next = remapOp(op, tempId, realId);
     await db.outbox.put(next);
     touched.add(next.entityId);
@@ -50,69 +51,99 @@ async function remap(db: ParleyDb, tempId: string, realId: string): Promise<Set<
   return touched;
 }
 
-type Done = (db: ParleyDb, op: OutboxOp, nowMs: number) => Promise<void>;
+/**
+ * What a server answer changes in the mirror, written inside the caller's transaction (see
+ * `recordAnswers`). Returns the ids whose visible rows must be rebuilt.
+ */
+export type Effect = (db: ParleyDb, op: OutboxOp) => Promise<Iterable<string>>;
 
-async function finish(db: ParleyDb, op: OutboxOp, nowMs: number, touched: Iterable<string>): Promise<void> {
-  await db.outbox.delete(op.seq!);
-  const ids = [...touched];
-  await rebuildViews(db, { conversations: ids, files: ids }, nowMs);
+export interface Answer {
+  op: OutboxOp;
+  effect: Effect;
+}
+
+/**
+ * Records answered operations in ONE transaction: each one's effect and its removal from the
+ * outbox (done), then one rebuild of every visible row they touched — so a batch costs one
+ * transaction and one read of the pending work, not one of each per operation.
+ */
+export async function recordAnswers(db: ParleyDb, answers: readonly Answer[], nowMs: number): Promise<void> {
+  if (answers.length === 0) return;
+  await db.transaction('rw', allTables(db), async () => {
+    const touched = new Set<string>();
+    for (const { op, effect } of answers) {
+      for (const id of await effect(db, op)) touched.add(id);
+      await db.outbox.delete(op.seq);
+    }
+    const ids = [...touched];
+    await rebuildViews(db, { conversations: ids, files: ids }, nowMs);
+  });
+}
+
+/**
+ * `gone` (in the effects below): the server acted on the operation, but the object is gone since
+ * (an idempotent replay, re-read as it is now, found it deleted elsewhere — replay.ts
+ * `asItIsNow`). Our copy goes too; temp ids still map to it, so what still mentions it is refused
+ * as missing rather than lost.
+ */
+async function dropConversation(db: ParleyDb, id: string): Promise<string[]> {
+  const fileIds = await db.serverFiles.where('conversationId').equals(id).primaryKeys();
+  await db.serverConversations.delete(id);
+  await db.serverFiles.bulkDelete(fileIds);
+  await db.fileScans.delete(id);
+  return fileIds;
 }
 
 /** A conversation create answered (201, an idempotent replay, or adoption of an existing one). */
-export function conversationCreated(conversation: Conversation): Done {
-  return (db, op, nowMs) =>
-    db.transaction('rw', allTables(db), async () => {
-      const touched = await remap(db, op.entityId, conversation.id);
-      await db.serverConversations.put(conversation);
-      // Any files we already show under the temp id belong to the real conversation now.
-      await db.serverFiles.where('conversationId').equals(op.entityId).modify({ conversationId: conversation.id });
-      await finish(db, op, nowMs, touched);
-    });
+export function conversationCreated(conversation: Conversation, gone = false): Effect {
+  return async (db, op) => {
+    const touched = await remap(db, op.entityId, conversation.id);
+    if (gone) for (const id of await dropConversation(db, conversation.id)) touched.add(id);
+    else await db.serverConversations.put(conversation);
+    // Any files we already show under the temp id belong to the real conversation now.
+    await db.serverFiles.where('conversationId').equals(op.entityId).modify({ conversationId: conversation.id });
+    return touched;
+  };
 }
 
-export function conversationUpdated(conversation: Conversation): Done {
-  return (db, op, nowMs) =>
-    db.transaction('rw', allTables(db), async () => {
-      await db.serverConversations.put(conversation);
-      await finish(db, op, nowMs, [conversation.id]);
-    });
+export function conversationUpdated(conversation: Conversation, gone = false): Effect {
+  return async (db) => {
+    if (gone) return [conversation.id, ...(await dropConversation(db, conversation.id))];
+    await db.serverConversations.put(conversation);
+    return [conversation.id];
+  };
 }
 
 /** 204, or 404 on a retry: either way the conversation and its files are gone. */
-export const conversationDeleted: Done = (db, op, nowMs) =>
-  db.transaction('rw', allTables(db), async () => {
-    const fileIds = await db.serverFiles.where('conversationId').equals(op.entityId).primaryKeys();
-    await db.serverConversations.delete(op.entityId);
-    await db.serverFiles.bulkDelete(fileIds);
-    await db.fileScans.delete(op.entityId);
-    await finish(db, op, nowMs, [op.entityId, ...fileIds]);
-  });
+export const conversationDeleted: Effect = async (db, op) => [op.entityId, ...(await dropConversation(db, op.entityId))];
 
-export function fileUploaded(file: FileObject): Done {
-  return (db, op, nowMs) =>
-    db.transaction('rw', allTables(db), async () => {
-      if (op.body.kind !== 'file.upload') throw new Error('not an upload');
-      const touched = await remap(db, op.entityId, file.id);
-      if (op.body.tempMessageId) {
-        for (const id of await remap(db, op.body.tempMessageId, file.message_id)) touched.add(id);
-      }
-      await db.serverFiles.put({ ...file, conversationId: op.body.conversationId });
-      await db.uploadChunks.where('opId').equals(op.id).delete();
-      await finish(db, op, nowMs, touched);
-    });
+export function fileUploaded(file: FileObject, gone = false): Effect {
+  return async (db, op) => {
+    if (op.body.kind !== 'file.upload') throw new Error('not an upload');
+    const touched = await remap(db, op.entityId, file.id);
+    if (op.body.tempMessageId) {
+      for (const id of await remap(db, op.body.tempMessageId, file.message_id)) touched.add(id);
+    }
+    if (gone) await db.serverFiles.delete(file.id);
+    else await db.serverFiles.put({ ...file, conversationId: op.body.conversationId });
+    await db.uploadChunks.where('opId').equals(op.id).delete();
+    return touched;
+  };
 }
 
-export function fileRenamed(file: FileObject): Done {
-  return (db, op, nowMs) =>
-    db.transaction('rw', allTables(db), async () => {
-      const known = await db.serverFiles.get(file.id);
-      await db.serverFiles.put({ ...file, conversationId: known?.conversationId ?? null });
-      await finish(db, op, nowMs, [file.id]);
-    });
+export function fileRenamed(file: FileObject, gone = false): Effect {
+  return async (db) => {
+    if (gone) {
+      await db.serverFiles.delete(file.id);
+      return [file.id];
+    }
+    const known = await db.serverFiles.get(file.id);
+    await db.serverFiles.put({ ...file, conversationId: known?.conversationId ?? null });
+    return [file.id];
+  };
 }
 
-export const fileDeleted: Done = (db, op, nowMs) =>
-  db.transaction('rw', allTables(db), async () => {
-    await db.serverFiles.delete(op.entityId);
-    await finish(db, op, nowMs, [op.entityId]);
-  });
+export const fileDeleted: Effect = async (db, op) => {
+  await db.serverFiles.delete(op.entityId);
+  return [op.entityId];
+};

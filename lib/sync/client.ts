@@ -9,6 +9,7 @@ import {
   filenameProblem,
 } from '../schemas';
 import { NO_LAST_OPENED_KEY } from './apply';
+import { SyncInputError } from './errors';
 import { getMeta, type ParleyDb } from './db';
 import {
   certainlyNotCreated,
@@ -23,21 +24,14 @@ import {
   type OpBody,
   type OutboxOp,
 } from './operations';
+import { discardable, queued, retriedByUser, type NewOp } from './lifecycle';
 import { rebuildViews } from './rebase';
+import { freeBytes, isConnectionLost, isQuotaError, reopen, uploadTooBig, type EstimateStorage } from './storage';
 
 /** Bytes are stored in chunks of this size: big enough to be few, small enough for iOS. */
 export const UPLOAD_CHUNK_BYTES = 1024 * 1024;
 
-/** Thrown for input the server would reject anyway, or for an id that is not in the mirror. */
-export class SyncInputError extends Error {
-  constructor(
-    message: string,
-    readonly param?: string,
-  ) {
-    super(message);
-    this.name = 'SyncInputError';
-  }
-}
+export { SyncInputError };
 
 export interface UploadSource {
   name: string;
@@ -50,6 +44,8 @@ export interface SyncClientOptions {
   now?: () => number;
   /** Called after every committed local write, e.g. to nudge the sync worker. */
   onLocalWrite?: () => void;
+  /** navigator.storage.estimate in the page: an upload that cannot fit is refused before queueing. */
+  estimateStorage?: EstimateStorage;
 }
 
 export type SyncClient = ReturnType<typeof createSyncClient>;
@@ -66,21 +62,8 @@ export function createSyncClient(db: ParleyDb, options: SyncClientOptions = {}) 
     db.idAliases,
   ];
 
-  function newOp(entity: OutboxOp['entity'], entityId: string, body: OpBody): OutboxOp {
-    const at = now();
-    return {
-      id: newOpId(),
-      entity,
-      entityId,
-      body,
-      state: 'queued',
-      attempts: 0,
-      nextAttemptAt: 0,
-      firstSentAt: null,
-      outcomeUnknown: false,
-      error: null,
-      createdAt: at,
-    };
+  function newOp(entity: OutboxOp['entity'], entityId: string, body: OpBody): NewOp {
+    return queued({ id: newOpId(), entity, entityId, body, now: now() });
   }
 
   async function write<T>(work: () => Promise<T>): Promise<T> {
@@ -88,8 +71,12 @@ export function createSyncClient(db: ParleyDb, options: SyncClientOptions = {}) 
     try {
       result = await db.transaction('rw', tables, work);
     } catch (error) {
+      // The transaction was rolled back as a whole, so one retry cannot double anything.
+      // iOS drops the connection ("Connection to Indexed Database server lost"; Dexie then
+      // answers DatabaseClosedError and does not reopen by itself): reopen, then retry once.
+      if (isConnectionLost(error)) await reopen(db);
       // Safari's IndexedDB sometimes fails a write with UnknownError and succeeds on a retry.
-      if (!(error instanceof Error && error.name === 'UnknownError')) throw error;
+      else if (!(error instanceof Error && error.name === 'UnknownError')) throw error;
       result = await db.transaction('rw', tables, work);
     }
     options.onLocalWrite?.();
@@ -108,6 +95,15 @@ export function createSyncClient(db: ParleyDb, options: SyncClientOptions = {}) 
 
   async function requireConversation(id: string): Promise<void> {
     if (!(await db.conversations.get(id))) throw new SyncInputError(`no conversation ${id}`, 'id');
+  }
+
+  /** Whether a queued operation brings this temp id into existence. */
+  async function willCreate(tempId: string): Promise<boolean> {
+    let found = false;
+    await db.outbox.each((op) => {
+      if (creates(op).includes(tempId)) found = true;
+    });
+    return found;
   }
 
   async function requireFile(id: string): Promise<void> {
@@ -136,6 +132,21 @@ export function createSyncClient(db: ParleyDb, options: SyncClientOptions = {}) 
     return touched;
   }
 
+  /** Conversations with this contact (or group) whose delete is queued: a new create goes after them. */
+  async function queuedDeletesOf(who: { contact_id: string | null; group_id: string | null }): Promise<string[]> {
+    const deletes = await db.outbox.filter((op) => op.body.kind === 'conversation.delete').toArray();
+    const ids: string[] = [];
+    for (const del of deletes) {
+      const known = await db.serverConversations.get(del.entityId);
+      const create = known ? undefined : (await opsFor(del.entityId)).find((op) => op.body.kind === 'conversation.create');
+      const of = known ?? (create?.body.kind === 'conversation.create' ? create.body : null);
+      if (!of) continue;
+      const same = who.contact_id !== null ? of.contact_id === who.contact_id : of.group_id === who.group_id;
+      if (same) ids.push(del.entityId);
+    }
+    return ids;
+  }
+
   async function rebuild(ids: { conversations?: Iterable<string>; files?: Iterable<string> }) {
     await rebuildViews(db, ids, now());
   }
@@ -159,35 +170,55 @@ export function createSyncClient(db: ParleyDb, options: SyncClientOptions = {}) 
     /** Returns the new conversation's id (a temp id until the create is replayed). */
     async createConversation(input: ConversationCreateInput): Promise<string> {
       const parsed = ConversationCreateInput.safeParse(input);
-      if (!parsed.success) throw new SyncInputError(parsed.error.issues[0]?.message ?? 'invalid input');
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0];
+        throw new SyncInputError(issue?.message ?? 'invalid input', issue?.path.join('.'));
+      }
       const { contact_id = null, group_id = null } = parsed.data;
       if ((contact_id === null) === (group_id === null)) {
         throw new SyncInputError('exactly one of contact_id and group_id is required');
       }
       return write(async () => {
-        // One conversation per contact/group, as on the server: reuse the one we already show.
+        const after = await queuedDeletesOf({ contact_id, group_id });
+        // One conversation per contact/group, as on the server: reuse the one we already show —
+        // unless one with the same contact is still to be deleted: what we show may be that very
+        // conversation under another id (a create whose answer was lost), so start a new one.
         const existing = contact_id
           ? await db.conversations.where('contact_id').equals(contact_id).first()
           : await db.conversations.where('group_id').equals(group_id!).first();
-        if (existing) return existing.id;
+        if (existing && after.length === 0) return existing.id;
         const id = newTempId();
-        await db.outbox.add(newOp('conversation', id, { kind: 'conversation.create', contact_id, group_id }));
+        const op = newOp('conversation', id, { kind: 'conversation.create', contact_id, group_id });
+        if (after.length > 0) op.after = after;
+        await db.outbox.add(op);
         await rebuild({ conversations: [id] });
         return id;
       });
     },
 
     async updateConversation(rawId: string, input: ConversationUpdateInput | Record<string, unknown>): Promise<void> {
-      const patch = normalisePatch(input);
+      // The message of an upload still queued has a temp id, which the API's schema refuses: it
+      // is checked below instead (the outbox must be going to create it), and the replay sends
+      // the pin once the upload has made the real message (remapOp swaps the id).
+      const raw = (input ?? {}) as Record<string, unknown>;
+      const localPin = typeof raw.pinned_message_id === 'string' && isTempId(raw.pinned_message_id) ? raw.pinned_message_id : null;
+      const patch = normalisePatch(localPin ? { ...raw, pinned_message_id: undefined } : input);
+      if (localPin) patch.pinned_message_id = localPin;
       if (Object.keys(patch).length === 0) return;
       await write(async () => {
         const id = await resolve(rawId);
         await requireConversation(id);
+        if (localPin) {
+          patch.pinned_message_id = await resolve(localPin);
+          if (isTempId(patch.pinned_message_id) && !(await willCreate(patch.pinned_message_id))) {
+            throw new SyncInputError('this message is no longer going to be sent', 'pinned_message_id');
+          }
+        }
         const last = (await opsFor(id)).at(-1);
         const pinsLocalMessage = patch.pinned_message_id ? isTempId(patch.pinned_message_id) : false;
         // Consecutive unsent updates of one conversation become one request: same end state.
         if (last && last.body.kind === 'conversation.update' && neverSent(last) && !pinsLocalMessage) {
-          await db.outbox.update(last.seq!, { body: { kind: 'conversation.update', patch: { ...last.body.patch, ...patch } } });
+          await db.outbox.update(last.seq, { body: { kind: 'conversation.update', patch: { ...last.body.patch, ...patch } } });
         } else {
           await db.outbox.add(newOp('conversation', id, { kind: 'conversation.update', patch }));
         }
@@ -228,9 +259,17 @@ export function createSyncClient(db: ParleyDb, options: SyncClientOptions = {}) 
       if (target.messageId && !ID_PATTERN.test(target.messageId) && !isTempId(target.messageId)) {
         throw new SyncInputError('message_id is not a message id', 'message_id');
       }
+      // Refused at once, before the bytes are copied, when the device cannot hold them until sent.
+      const needed = byteLength(source.bytes);
+      const available = await freeBytes(options.estimateStorage);
+      if (available !== null && needed > available) throw uploadTooBig(source.name, needed, available);
       // Read before the transaction: IndexedDB transactions close across non-IDB awaits.
       const buffer = await toArrayBuffer(source.bytes);
       const fileType = source.type || (source.bytes instanceof Blob && source.bytes.type) || 'application/octet-stream';
+      // A full quota met while storing the chunks aborts the whole transaction (op and chunks).
+      const refuseIfFull = (error: unknown): never => {
+        throw isQuotaError(error) ? uploadTooBig(source.name, buffer.byteLength, null) : error;
+      };
       return write(async () => {
         const conversationId = await resolve(target.conversationId);
         await requireConversation(conversationId);
@@ -256,7 +295,7 @@ export function createSyncClient(db: ParleyDb, options: SyncClientOptions = {}) 
         await db.uploadChunks.bulkAdd(chunks);
         await rebuild({ files: [id] });
         return id;
-      });
+      }).catch(refuseIfFull);
     },
 
     async renameFile(rawId: string, filename: string): Promise<void> {
@@ -268,7 +307,7 @@ export function createSyncClient(db: ParleyDb, options: SyncClientOptions = {}) 
         const last = (await opsFor(id)).at(-1);
         if (last && neverSent(last) && (last.body.kind === 'file.upload' || last.body.kind === 'file.rename')) {
           // Not sent yet: send the final name only.
-          await db.outbox.update(last.seq!, { body: { ...last.body, filename } });
+          await db.outbox.update(last.seq, { body: { ...last.body, filename } });
         } else {
           await db.outbox.add(newOp('file', id, { kind: 'file.rename', filename }));
         }
@@ -302,7 +341,7 @@ export function createSyncClient(db: ParleyDb, options: SyncClientOptions = {}) 
       await write(async () => {
         const op = await db.outbox.where('id').equals(opId).first();
         if (!op || op.state !== 'failed') return;
-        await db.outbox.update(op.seq!, { state: 'queued', error: null, attempts: 0, nextAttemptAt: 0 });
+        await db.outbox.update(op.seq, retriedByUser);
         await rebuild({ conversations: mentionedIds(op), files: mentionedIds(op) });
       });
     },
@@ -314,13 +353,17 @@ export function createSyncClient(db: ParleyDb, options: SyncClientOptions = {}) 
     async discardOperation(opId: string): Promise<void> {
       await write(async () => {
         const op = await db.outbox.where('id').equals(opId).first();
-        if (!op || op.state === 'inflight') return;
+        if (!op || !discardable(op)) return;
         const touched = await cancel([op]);
         await rebuild({ conversations: touched, files: touched });
       });
     },
   };
   return api;
+}
+
+function byteLength(bytes: ArrayBuffer | ArrayBufferView | Blob): number {
+  return bytes instanceof Blob ? bytes.size : bytes.byteLength;
 }
 
 async function toArrayBuffer(bytes: ArrayBuffer | ArrayBufferView | Blob): Promise<ArrayBuffer> {

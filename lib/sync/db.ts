@@ -1,8 +1,9 @@
 // The local database: everything the UI shows is read from here, everything the user does is
-// queued here. One database per signed-in user (the name is a parameter), so signing out is
-// "close and forget the name" and two users on one device never see each other's mirror.
+// queued here. One database per user and server (see the names below), so two users on one
+// device never see each other's mirror and a new token of the same user keeps its outbox.
 import { Dexie, type DexieOptions, type EntityTable } from 'dexie';
 import type { Conversation, FileObject } from '../schemas';
+import { BY_ARCHIVED_INDEX, listKeysMiddleware, ORDER_INDEX } from './list-keys';
 import type { OutboxOp } from './operations';
 
 /** How a visible row relates to the server: no pending work, work queued, or work that failed. */
@@ -72,14 +73,62 @@ export type ParleyDb = Dexie & {
   meta: EntityTable<MetaRow, 'key'>;
 };
 
-/** The database name for one signed-in user. */
-export function databaseNameFor(userKey: string): string {
-  return `parley-sync-${userKey}`;
+// ---- Names. One database per (server origin, user): a new token of the same user finds the same
+// outbox. Which name belongs to whom is kept in a device registry (lib/view/device.ts); the
+// names themselves say nothing about the user (a hash, or random). ----
+
+const PREFIX = 'parley-sync-';
+
+/** cyrb53: a fast 53-bit string hash; works where crypto.subtle does not (plain-http LAN origins). */
+export function hashKey(text: string): string {
+  let h1 = 0xdeadbeef;
+  let h2 = 0x41c6ce57;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text.charCodeAt(i);
+    h1 = Math.imul(h1 ^ ch, 2654435761);
+    h2 = Math.imul(h2 ^ ch, 1597334677);
+  }
+  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+  return (4294967296 * (2097151 & h2) + (h1 >>> 0)).toString(36);
 }
 
-/** Signing out: the user's mirror and outbox go, unsynced changes included (the UI asks first). */
-export function deleteSyncDb(userKey: string): Promise<void> {
-  return Dexie.delete(databaseNameFor(userKey));
+/** Before databases were keyed by user, each was named after a hash of the token that made it. */
+export function legacyDatabaseName(token: string): string {
+  return `${PREFIX}${hashKey(token)}`;
+}
+
+/** A user the server named (GET /v1/me): the same name on every sign-in of that user. */
+export function userDatabaseName(origin: string, userId: string): string {
+  return `${PREFIX}u-${hashKey(`${origin} ${userId}`)}`;
+}
+
+/** A user the server cannot name (no /v1/me): a fresh name, found again through the registry. */
+export function anonymousDatabaseName(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(9));
+  return `${PREFIX}d-${Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')}`;
+}
+
+/**
+ * The cross-tab lock of one database's replayer. For a legacy name this is the lock the previous
+ * version took (`parley-sync:<token hash>`), so an old and a new tab never replay at once.
+ */
+export function lockNameFor(database: string): string {
+  return `parley-sync:${database.startsWith(PREFIX) ? database.slice(PREFIX.length) : database}`;
+}
+
+/** Whether a database of that name exists, without creating it. */
+export async function databaseExists(name: string, options: DexieOptions = {}): Promise<boolean> {
+  const probe = new Dexie(name, { ...options, addons: [] });
+  try {
+    await probe.open();
+    return true;
+  } catch (error) {
+    if (error instanceof Error && error.name === 'NoSuchDatabaseError') return false;
+    throw error;
+  } finally {
+    probe.close();
+  }
 }
 
 /**
@@ -130,6 +179,23 @@ export function openSyncDb(name: string, options: DexieOptions = {}): ParleyDb {
           });
       }
     });
+  // Version 5 (the pull and the windowed lists): visible conversations get the indexes of the
+  // screen's order (list-keys.ts derives them on every write), visible files are listed newest
+  // first, overall and per conversation. Indexes nothing queries are dropped (each one costs a
+  // B-tree insert per row written, and the initial sync writes every row): conversations'
+  // last_active_at and syncState, files' message_id and syncState, serverFiles' message_id.
+  // The upgrade rewrites the visible conversations so the middleware adds their keys.
+  db.version(5)
+    .stores({
+      conversations: `id, contact_id, group_id, ${ORDER_INDEX}, ${BY_ARCHIVED_INDEX}`,
+      files: 'id, conversationId, created_at, [conversationId+created_at]',
+      serverFiles: 'id, conversationId',
+    })
+    .upgrade(async (tx) => {
+      const table = tx.table('conversations');
+      await table.bulkPut(await table.toArray());
+    });
+  db.use(listKeysMiddleware);
   return db;
 }
 

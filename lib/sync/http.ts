@@ -8,12 +8,24 @@ export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>
 export type Outcome<T> =
   /** 2xx with a valid body. */
   | { kind: 'ok'; value: T; replayed: boolean; serverTime: number | null }
-  /** Never got a usable answer: network error, or a 2xx body we could not read. Server may have acted. */
-  | { kind: 'network'; message: string }
-  /** 5xx: try again later. The server may have acted (a proxy's 502/504 says nothing). */
+  /**
+   * Never got a usable answer: network error, or a 2xx body we could not read. Server may have acted.
+   * `unreachable`: the failure looks like "could not reach the server" (no connection could be
+   * made, or the device says it is offline) rather than "sent, answer lost". Only for pacing
+   * retries: it is a guess in a browser (a request may leave just before the link drops), so it
+   * never makes the outcome known; replay still verifies a sent operation as for any lost answer.
+   */
+  | { kind: 'network'; message: string; unreachable?: boolean }
+  /** 5xx (507 insufficient_storage included): try again later. The server may have acted (a proxy's 502/504 says nothing). */
   | { kind: 'server'; status: number; message: string }
   /** 429: try again after Retry-After. */
   | { kind: 'rate_limited'; retryAfter: string | null; message: string }
+  /**
+   * 409 idempotency_in_progress: the first request with this Idempotency-Key is still running (or
+   * was abandoned by a crashed server process). Not a refusal: retry after Retry-After with the
+   * SAME key, which then gets the first request's answer.
+   */
+  | { kind: 'in_progress'; retryAfter: string | null; message: string }
   /** 401: the token is no good; stop and ask the user to sign in again. */
   | { kind: 'unauthenticated'; message: string }
   /** Any other 4xx: the server refused this request and did not act. */
@@ -25,6 +37,25 @@ export interface HttpDeps {
   getToken: () => string | null | Promise<string | null>;
   /** Give up on a request after this long (its outcome is then unknown). Default: no limit. */
   requestTimeoutMs?: number;
+  /** The device's own idea of connectivity (navigator.onLine, forwarded by the page): true = offline. */
+  isOffline?: () => boolean;
+  /** Called with every response's headers, before the body is read (e.g. to learn the server's extensions). */
+  onResponse?: (headers: Headers) => void | Promise<void>;
+  /**
+   * Sends a multipart upload and reports bytes sent (fetch cannot report upload progress; the
+   * worker passes an XMLHttpRequest-based one). Default: `fetch`, with no progress.
+   */
+  upload?: UploadLike;
+}
+
+export type UploadLike = (input: string, init: RequestInit, onProgress: (sent: number, total: number) => void) => Promise<Response>;
+
+/** Error codes (Node's fetch puts them on `cause`) that mean no connection was ever made. */
+const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH', 'ENETDOWN', 'UND_ERR_CONNECT_TIMEOUT']);
+
+function couldNotConnect(error: unknown): boolean {
+  const cause = (error as { cause?: { code?: unknown } } | null)?.cause;
+  return typeof cause?.code === 'string' && UNREACHABLE_CODES.has(cause.code);
 }
 
 export interface RequestSpec {
@@ -34,6 +65,8 @@ export interface RequestSpec {
   json?: Record<string, unknown>;
   form?: FormData;
   idempotencyKey?: string;
+  /** Bytes of a `form` body sent so far (only when `HttpDeps.upload` can tell). */
+  onUploadProgress?: (sent: number, total: number) => void;
 }
 
 function urlFor(baseUrl: string, spec: RequestSpec): string {
@@ -67,10 +100,17 @@ export async function call<T>(deps: HttpDeps, spec: RequestSpec, schema: z.ZodTy
   let response: Response;
   try {
     const signal = deps.requestTimeoutMs ? AbortSignal.timeout(deps.requestTimeoutMs) : undefined;
-    response = await deps.fetch(urlFor(deps.baseUrl, spec), { method: spec.method, headers, body, signal });
+    const url = urlFor(deps.baseUrl, spec);
+    const init: RequestInit = { method: spec.method, headers, body, signal };
+    response =
+      spec.form && deps.upload
+        ? await deps.upload(url, init, spec.onUploadProgress ?? (() => {}))
+        : await deps.fetch(url, init);
   } catch (error) {
-    return { kind: 'network', message: error instanceof Error ? error.message : String(error) };
+    const message = error instanceof Error ? error.message : String(error);
+    return { kind: 'network', message, unreachable: couldNotConnect(error) || deps.isOffline?.() === true };
   }
+  await deps.onResponse?.(response.headers);
 
   let text: string;
   try {
@@ -93,8 +133,16 @@ export async function call<T>(deps: HttpDeps, spec: RequestSpec, schema: z.ZodTy
   const message = error.success ? error.data.message : `HTTP ${response.status}`;
   if (response.status === 401) return { kind: 'unauthenticated', message };
   if (response.status === 429) return { kind: 'rate_limited', retryAfter: response.headers.get('retry-after'), message };
+  if (response.status === 409 && error.success && error.data.code === 'idempotency_in_progress') {
+    return { kind: 'in_progress', retryAfter: response.headers.get('retry-after'), message };
+  }
   if (response.status >= 500) return { kind: 'server', status: response.status, message };
   return { kind: 'refused', status: response.status, error: error.success ? error.data : null, message };
+}
+
+/** The server honours Idempotency-Key (the embedded server says so on every /v1 response). */
+export function advertisesIdempotency(headers: Headers): boolean {
+  return headers.get('idempotency')?.trim().toLowerCase() === 'supported';
 }
 
 function isReplay(response: Response): boolean {

@@ -32,48 +32,10 @@ export type OpBody =
 
 export type OpKind = OpBody['kind'];
 
-/** queued: waiting to be sent; inflight: sent, response not yet handled; failed: dead letter. */
-export type OpState = 'queued' | 'inflight' | 'failed';
-
-export interface OpError {
-  status: number;
-  code: string;
-  message: string;
-}
-
-/**
- * Taken before the first send of an upload when the server's idempotency is not confirmed: the
- * newest file of the target conversation and the server's clock, so that after a lost response
- * the files created since can be told apart from older ones (see replay.ts, verifyUpload).
- */
-export interface UploadSnapshot {
-  newestFileId: string | null;
-  serverTime: number | null;
-}
-
-export interface OutboxOp {
-  /** Global replay order (auto-increment). */
-  seq?: number;
-  /** Operation id, sent as the Idempotency-Key. Never changes once the operation has been sent. */
-  id: string;
-  entity: 'conversation' | 'file';
-  /** The conversation or file this operation is about (a temp id until its create is replayed). */
-  entityId: string;
-  body: OpBody;
-  state: OpState;
-  attempts: number;
-  /** Not before this time (ms) — exponential backoff after a retryable failure. */
-  nextAttemptAt: number;
-  /** When it was first sent (ms); null = never sent, so it may still be merged or cancelled. */
-  firstSentAt: number | null;
-  /** A request went out whose response was never handled: the server may have acted. */
-  outcomeUnknown: boolean;
-  error: OpError | null;
-  createdAt: number;
-  snapshot?: UploadSnapshot;
-  /** Bumped when the server refused the operation, so a user's retry is not answered from the stored refusal. */
-  keyVersion?: number;
-}
+// The stored operation, its states and what each field means: lifecycle.ts.
+export type { OpError, OpState, OutboxOp, UploadSnapshot } from './lifecycle';
+import { neverSent, type OutboxOp } from './lifecycle';
+export { neverSent };
 
 export const TEMP_PREFIX = 'local_';
 
@@ -100,6 +62,10 @@ export function prerequisites(op: OutboxOp): string[] {
   if (op.body.kind === 'file.upload') {
     return op.body.messageId ? [op.body.conversationId, op.body.messageId] : [op.body.conversationId];
   }
+  // Pinning the message of an upload still queued: that upload creates it.
+  if (op.body.kind === 'conversation.update' && op.body.patch.pinned_message_id && isTempId(op.body.patch.pinned_message_id)) {
+    return [op.body.patch.pinned_message_id];
+  }
   return [];
 }
 
@@ -112,16 +78,13 @@ export function creates(op: OutboxOp): string[] {
   return [];
 }
 
-export function neverSent(op: OutboxOp): boolean {
-  return op.state === 'queued' && op.firstSentAt === null;
-}
-
 /**
  * A create the server certainly does not have: never sent, or refused (a 4xx answer means the
- * server did not act). Deleting what it created can then simply cancel it.
+ * request did not act) with no earlier attempt whose outcome is unknown. Deleting what it
+ * created can then simply cancel it.
  */
 export function certainlyNotCreated(op: OutboxOp): boolean {
-  return neverSent(op) || op.state === 'failed';
+  return neverSent(op) || (op.state === 'failed' && !op.outcomeUnknown);
 }
 
 /**
@@ -135,7 +98,9 @@ export function blockedOpIds(ordered: readonly OutboxOp[]): Set<string> {
   const unavailable = new Set<string>();
   for (const op of ordered) {
     const isBlocked =
-      stuckEntities.has(op.entityId) || prerequisites(op).some((id) => unavailable.has(id));
+      stuckEntities.has(op.entityId) ||
+      (op.after ?? []).some((id) => stuckEntities.has(id)) ||
+      prerequisites(op).some((id) => unavailable.has(id));
     if (isBlocked) blocked.add(op.id);
     if (isBlocked || op.state === 'failed') {
       stuckEntities.add(op.entityId);
@@ -143,6 +108,46 @@ export function blockedOpIds(ordered: readonly OutboxOp[]): Set<string> {
     }
   }
   return blocked;
+}
+
+/** What may be sent now (see readyBatch); `waitUntil`: the backoff that stopped the search. */
+export interface ReadyBatch {
+  ops: OutboxOp[];
+  waitUntil: number | null;
+}
+
+/**
+ * The operations that may be sent now, together and in any order: up to `max`, in seq order.
+ * Each is queued, not blocked by a failure (`blocked`, from blockedOpIds), and independent of
+ * every earlier operation still pending (queued or in flight): they mention no common id — so
+ * one entity's operations go strictly in order, and anything naming a conversation or message
+ * waits for the operations before it on that conversation or message — and it mentions no temp
+ * id it does not create (that create has not been answered yet), and it waits for the pending
+ * operations of the entities it is ordered `after` (a create behind the queued delete of the same
+ * contact's conversation, see client.ts). Failed and blocked operations hold up
+ * nothing here (blockedOpIds says what they block).
+ *
+ * The search stops at the first operation that could go but for its backoff (`waitUntil`): as
+ * before batching, a retry that is not due holds back what was queued after it.
+ */
+export function readyBatch(ordered: readonly OutboxOp[], blocked: ReadonlySet<string>, now: number, max: number): ReadyBatch {
+  const held = new Set<string>();
+  const ops: OutboxOp[] = [];
+  for (const op of ordered) {
+    if (op.state === 'failed' || blocked.has(op.id)) continue;
+    const mentioned = mentionedIds(op);
+    const own = creates(op);
+    const waits =
+      op.state === 'inflight' ||
+      mentioned.some((id) => held.has(id) || (isTempId(id) && !own.includes(id))) ||
+      (op.after ?? []).some((id) => held.has(id));
+    if (!waits && op.nextAttemptAt > now) return { ops, waitUntil: op.nextAttemptAt };
+    for (const id of mentioned) held.add(id);
+    if (waits) continue;
+    ops.push(op);
+    if (ops.length >= max) break;
+  }
+  return { ops, waitUntil: null };
 }
 
 /** The ids an operation mentions, for remapping and for "does pending work need this row". */
@@ -163,6 +168,7 @@ export function mentionedIds(op: OutboxOp): string[] {
 export function remapOp(op: OutboxOp, tempId: string, realId: string): OutboxOp {
   const swap = (id: string) => (id === tempId ? realId : id);
   const next: OutboxOp = { ...op, entityId: swap(op.entityId) };
+  if (op.after) next.after = op.after.map(swap);
   const body = op.body;
   if (body.kind === 'file.upload') {
     next.body = {

@@ -1,11 +1,16 @@
 // Pull: bring the server's state into the mirror in the background.
 //
-// A pass pages through /v1/conversations, then /v1/files (limit=100, starting_after until
-// has_more is false). Each page is written — server copies, rebuilt visible rows (pending work
-// rebased on top) and the advanced cursor — in ONE transaction, so an interrupted pass resumes
-// where it stopped and never skips a page. Only rows whose server object actually changed are
-// written (and only their visible rows rebuilt): a pass over an unchanged mirror writes nothing
-// but the cursor.
+// With the change feed (feed.ts; the server's extension): between passes a pull is "what changed
+// after my cursor" — one request when nothing did. A full listing happens once (and again only when
+// the cursor has expired, 410): the head cursor is taken BEFORE it, so whatever changes while it
+// runs comes afterwards from the feed. Without the feed: every pull is a full listing.
+//
+// A full listing pages through /v1/conversations, then /v1/files (limit=100, starting_after until
+// has_more is false), the next page already on its way while the last is written (pager.ts). The
+// pages that arrived meanwhile are written — server copies, visible rows (pending work rebased on
+// top) and the advanced cursor — in ONE transaction, so an interrupted pass resumes where it
+// stopped and never skips a page. Only rows whose server object changed are written; a pass that
+// began on an empty mirror (`fresh`) skips that comparison.
 //
 // Sweep: the ids of a list are collected in memory while it is paged from its first page to its
 // last without interruption; at its end, stored rows of that list not among them are gone from
@@ -13,137 +18,298 @@
 // mentions them. A list resumed from a cursor (interrupted earlier) is not swept: the next
 // complete listing does it.
 //
-// The file object does not say its conversation, so a "scan" phase lists files per
-// conversation (GET /v1/files?conversation_id=) — only while some file's conversation is
-// unknown, only conversations whose last_active_at moved since their last complete listing
-// (an upload raises it) first, and stopping as soon as every file is placed. A file whose
-// conversation is known is never asked about again. The set of unplaced files is read once per
-// scan (keys only) and shrunk in memory as listings place files.
+// The file object does not say its conversation: the scan (scan.ts) learns it for files a listing
+// left unplaced. The feed says it with every file event, so once the feed is followed, nothing
+// needs scanning again.
 import { ConversationPage, FilePage, type Conversation, type FileObject } from '../schemas';
-import { allTables, PULL_KEY, type PullCursor } from './apply';
-import { getMeta, type ParleyDb, type ServerConversation, type ServerFile } from './db';
+import { PULL_KEY, type PullCursor } from './apply';
+import { readPullState } from './pull-progress';
+import type { ParleyDb } from './db';
+import { FEED_KEY, followFeed, probeFeed, readFeed, RECHECK_PLAIN_MS, type FeedState } from './feed';
+import { readHistory, type History } from './history';
 import { call, type HttpDeps, type Outcome } from './http';
-import { loadPending, rebuildViews } from './rebase';
+import { Prefetch, runPipelined, type Failure } from './pager';
+import { loadPending } from './rebase';
+import { scanAllActive, scanUnplacedFiles } from './scan';
+import { pullTables, putConversations, putFiles, removeGone, storeContext } from './store';
+
+export { unplacedFileIds } from './scan';
+export { sameFields } from './store';
 
 export const PAGE_LIMIT = 100;
+/** A page of a listing (the schemas' ConversationPage and FilePage). */
+type Listed<T> = { has_more: boolean; data: T[] };
+/**
+ * Pages of the files listing fetched ahead while the conversations are written (feed path): up
+ * to 10,000 files held in memory, a few MB.
+ */
+export const FILES_PREFETCH_PAGES = 100;
 
 export interface PullDeps extends HttpDeps {
   db: ParleyDb;
   now: () => number;
+  /** Events per feed request (default: the server's maximum); tests use small pages. */
+  feedPageLimit?: number;
+  /** Per-conversation listings in flight during the scan. */
+  scanConcurrency?: number;
 }
 
-export type PullResult = { kind: 'done' } | Exclude<Outcome<unknown>, { kind: 'ok' }>;
+/** The pull's cursor (meta `pull`), with what this module adds to apply.ts's shape. */
+export interface PullState extends PullCursor {
+  /** This pass began on an empty mirror: pages need no comparison with stored rows. */
+  fresh?: boolean;
+  /** Head of the change feed taken before this pass's listing: the feed cursor once it completes. */
+  feedHead?: string | null;
+  /** Rows written by this pass so far, for the progress line of a first sync. */
+  progress?: PullProgress;
+  /**
+   * A first sync on a plain server: the active conversations' files are listed (placed) BEFORE the
+   * files listing — 'before-files' while that runs, 'done' after it (see scanAllActive).
+   */
+  scanFirst?: 'before-files' | 'done';
+}
+
+export interface PullProgress {
+  conversations: number;
+  files: number;
+  /** During the scan: files placed in their conversation so far, of `unplaced`. */
+  placed?: number;
+  unplaced?: number;
+}
+
+export type PullResult =
+  /** `feed`: the server keeps a change feed and the mirror follows it (live updates make sense). */
+  | { kind: 'done'; feed?: boolean }
+  | Exclude<Outcome<unknown>, { kind: 'ok' }>;
+
+// Read by the page as well (the first-sync progress line): kept in a module of their own.
+export { readFirstSyncProgress, readPullState } from './pull-progress';
 
 export async function pull(deps: PullDeps): Promise<PullResult> {
   const { db } = deps;
-  let cursor = (await getMeta<PullCursor>(db, PULL_KEY)) ?? { passId: 0, phase: 'idle', startingAfter: null };
-  if (cursor.phase === 'idle') {
-    cursor = { passId: cursor.passId + 1, phase: 'conversations', startingAfter: null };
-    await db.meta.put({ key: PULL_KEY, value: cursor });
-  }
-  // Ids listed so far by the current list, when it started from its first page in this call.
-  let seen: Set<string> | null = null;
-  let listing: PullCursor['phase'] | null = null;
-  for (;;) {
-    if (cursor.phase === 'conversations' || cursor.phase === 'files') {
-      if (listing !== cursor.phase || cursor.startingAfter === null) {
-        // A new list (or a restart of it): a sweep is sound only if we see it from the start.
-        listing = cursor.phase;
-        seen = cursor.startingAfter === null ? new Set() : null;
+  // At most: follow the feed, find it expired, list everything, follow it again.
+  for (let round = 0; round < 3; round++) {
+    let state = await readPullState(db);
+    if (state.phase === 'idle') {
+      const feed = await readFeed(db);
+      if (feed?.server === 'feed' && feed.cursor !== null) {
+        const followed = await followFeed(deps, feed);
+        if (followed.kind === 'done') return { kind: 'done', feed: true };
+        if (followed.kind !== 'expired' && followed.kind !== 'gone') return followed;
+        await db.meta.put({ key: FEED_KEY, value: followed.kind === 'gone' ? plainFeed(deps) : { ...feed, cursor: null } });
       }
-      const result = await pullPage(deps, cursor, seen);
-      if (result.kind !== 'ok') return result;
-      cursor = result.value;
-    } else if (cursor.phase === 'scan') {
-      const result = await scanUnplacedFiles(deps, cursor.passId);
-      if (result.kind !== 'done') return result;
-      cursor = { ...cursor, phase: 'idle', startingAfter: null };
-      await db.meta.put({ key: PULL_KEY, value: cursor });
+      const started = await startPass(deps, state, await readFeed(db));
+      if ('kind' in started) return started;
+      state = started;
+    }
+    const listed = await runPass(deps, state);
+    if (listed) return listed;
+    const feed = await readFeed(db);
+    if (feed?.server !== 'feed' || feed.cursor === null) return { kind: 'done', feed: false };
+  }
+  return { kind: 'done', feed: true };
+}
+
+function plainFeed(deps: PullDeps): FeedState {
+  return { server: 'plain', checkedAt: deps.now(), cursor: null, held: { conversations: [], files: [] } };
+}
+
+/**
+ * A new full listing. On a feed server (or one not asked for a while), the head is taken first:
+ * everything after it comes from the feed once the listing is done.
+ */
+async function startPass(deps: PullDeps, previous: PullState, feed: FeedState | null): Promise<PullState | Failure> {
+  const { db } = deps;
+  let head: string | null = null;
+  let nextFeed = feed;
+  if (!feed || feed.server === 'feed' || deps.now() - feed.checkedAt >= RECHECK_PLAIN_MS) {
+    const probe = await probeFeed(deps);
+    if (probe.kind === 'feed') {
+      head = probe.head;
+      nextFeed = { server: 'feed', checkedAt: deps.now(), cursor: null, held: feed?.held ?? { conversations: [], files: [] } };
+    } else if (probe.kind === 'plain') {
+      nextFeed = plainFeed(deps);
     } else {
-      return { kind: 'done' };
+      return probe;
+    }
+  }
+  const state: PullState = {
+    passId: previous.passId + 1,
+    phase: 'conversations',
+    startingAfter: null,
+    fresh: (await db.serverConversations.count()) === 0 && (await db.serverFiles.count()) === 0,
+    feedHead: head,
+    progress: { conversations: 0, files: 0 },
+  };
+  await db.transaction('rw', db.meta, async () => {
+    await db.meta.put({ key: PULL_KEY, value: state });
+    if (nextFeed) await db.meta.put({ key: FEED_KEY, value: nextFeed });
+  });
+  return state;
+}
+
+/** Runs (or resumes) a full listing to its end; null when it completed. */
+async function runPass(deps: PullDeps, start: PullState): Promise<Failure | null> {
+  // On a feed server, the feed's history (read while the conversations are listed) names each
+  // file's conversation, so the files listing writes them placed: no scan, no second write. Once
+  // every conversation page has been fetched (they are still being written), the files listing is
+  // fetched ahead too, to be written in its turn: the server answers one request at a time, so
+  // starting it earlier would only slow the conversations down.
+  const listed = { conversations: start.progress?.conversations ?? 0, stopped: false };
+  const ahead: Ahead = { history: null, files: null };
+  if (start.feedHead && start.phase === 'conversations') {
+    ahead.history = readHistory(deps, { maxPages: () => (listed.stopped ? 0 : 10 + Math.ceil(listed.conversations / 20)) });
+  }
+  const afterConversations = ahead.history
+    ? () => {
+        if (!ahead.files && !listed.stopped) ahead.files = prefetchFiles(deps);
+      }
+    : null;
+  try {
+    return await runPassWith(deps, start, ahead, listed, afterConversations);
+  } finally {
+    listed.stopped = true;
+    ahead.files?.stop();
+    await ahead.history;
+  }
+}
+
+/** What a first sync on a feed server reads ahead of the files listing (runPass). */
+interface Ahead {
+  history: Promise<History> | null;
+  files: Prefetch<Listed<FileObject>> | null;
+}
+
+function listFiles(deps: PullDeps, startingAfter: string | null) {
+  return call(deps, { method: 'GET', path: 'v1/files', query: { limit: PAGE_LIMIT, starting_after: startingAfter ?? undefined } }, FilePage);
+}
+
+function prefetchFiles(deps: PullDeps): Prefetch<Listed<FileObject>> {
+  return new Prefetch<Listed<FileObject>>(
+    (after) => listFiles(deps, after),
+    (page) => (page.has_more && page.data.length > 0 ? page.data.at(-1)!.id : null),
+    FILES_PREFETCH_PAGES,
+  );
+}
+
+async function runPassWith(
+  deps: PullDeps,
+  start: PullState,
+  ahead: Ahead,
+  listed: { conversations: number },
+  afterConversations: (() => void) | null,
+): Promise<Failure | null> {
+  const { db } = deps;
+  let state = start;
+  let restarts = 0;
+  for (;;) {
+    if (state.phase === 'conversations' || state.phase === 'files') {
+      const placement = state.phase === 'files' && ahead.history ? (await ahead.history).placement : null;
+      const prefetched = state.phase === 'files' ? ahead.files : null;
+      const onFetched = state.phase === 'conversations' ? (afterConversations ?? undefined) : undefined;
+      const result = await listAll(deps, state, { placement, prefetched, onFetched, onRows: (n) => (listed.conversations += n) });
+      if ('kind' in result) {
+        // The item we resumed after was deleted meanwhile (400): restart this list within the pass.
+        if (result.kind === 'refused' && result.status === 400 && restarts++ < 5) {
+          state = { ...(await readPullState(db)), startingAfter: null };
+          await db.meta.put({ key: PULL_KEY, value: state });
+          continue;
+        }
+        return result;
+      }
+      state = result;
+    } else if (state.phase === 'scan' && state.scanFirst === 'before-files') {
+      const scanned = await scanAllActive(deps, state);
+      if (scanned) return scanned;
+      state = { ...(await readPullState(db)), phase: 'files', startingAfter: null, scanFirst: 'done' };
+      await db.meta.put({ key: PULL_KEY, value: state });
+    } else if (state.phase === 'scan') {
+      // History already read in this call: what it did not place needs listing per conversation.
+      const scanned = await scanUnplacedFiles(deps, state, { history: Boolean(state.feedHead) && !ahead.history });
+      if (scanned) return scanned;
+      await finishPass(deps);
+      return null;
+    } else {
+      return null;
     }
   }
 }
 
-/** Fetches and stores one page of the current list; returns the advanced cursor. */
-async function pullPage(deps: PullDeps, cursor: PullCursor, seen: Set<string> | null): Promise<Outcome<PullCursor>> {
-  const isConversations = cursor.phase === 'conversations';
-  const query = { limit: PAGE_LIMIT, starting_after: cursor.startingAfter ?? undefined };
-  const out = isConversations
-    ? await call(deps, { method: 'GET', path: 'v1/conversations', query }, ConversationPage)
-    : await call(deps, { method: 'GET', path: 'v1/files', query }, FilePage);
-  if (out.kind === 'refused' && out.status === 400 && cursor.startingAfter !== null) {
-    // The item we resume after was deleted meanwhile: restart this list within the same pass.
-    const restarted: PullCursor = { ...cursor, startingAfter: null };
-    await deps.db.meta.put({ key: PULL_KEY, value: restarted });
-    return { kind: 'ok', value: restarted, replayed: false, serverTime: null };
-  }
-  if (out.kind !== 'ok') return out;
-
-  const page = out.value;
-  const last = page.data.at(-1);
-  const next: PullCursor =
-    page.has_more && last
-      ? { ...cursor, startingAfter: last.id }
-      : { ...cursor, phase: isConversations ? 'files' : 'scan', startingAfter: null };
-  for (const item of page.data) seen?.add(item.id);
+/** The pass is complete: idle again, and on a feed server, the head it started at becomes the cursor. */
+async function finishPass(deps: PullDeps): Promise<void> {
   const { db } = deps;
-  await db.transaction('rw', allTables(db), async () => {
-    if (isConversations) await storeConversations(db, page.data as Conversation[], deps.now());
-    else await storeFiles(db, page.data as FileObject[], null, deps.now());
-    if (next.phase !== cursor.phase && seen) await sweep(db, isConversations ? 'conversations' : 'files', seen, deps.now());
-    await db.meta.put({ key: PULL_KEY, value: next });
+  await db.transaction('rw', db.meta, async () => {
+    const state = await readPullState(db);
+    const { fresh: _fresh, feedHead, progress: _progress, ...cursor } = state;
+    await db.meta.put({ key: PULL_KEY, value: { ...cursor, phase: 'idle', startingAfter: null } satisfies PullState });
+    const feed = await readFeed(db);
+    if (feed && feedHead) await db.meta.put({ key: FEED_KEY, value: { ...feed, server: 'feed', cursor: feedHead } satisfies FeedState });
   });
-  return { ...out, value: next };
-}
-
-/** True when the stored server copy already holds exactly these server fields. */
-function sameFields<T extends object>(stored: object | undefined, fresh: T): boolean {
-  if (!stored) return false;
-  const row = stored as Record<string, unknown>;
-  for (const [key, value] of Object.entries(fresh)) {
-    if (row[key] !== value) return false;
-  }
-  return true;
-}
-
-/** Writes the conversations whose server copy changed; returns their ids. */
-export async function storeConversations(db: ParleyDb, page: Conversation[], nowMs: number): Promise<string[]> {
-  const known = await db.serverConversations.bulkGet(page.map((c) => c.id));
-  const rows: ServerConversation[] = [];
-  page.forEach((c, i) => {
-    if (!sameFields(known[i], c)) rows.push(c);
-  });
-  if (rows.length === 0) return [];
-  await db.serverConversations.bulkPut(rows);
-  const ids = rows.map((c) => c.id);
-  await rebuildViews(db, { conversations: ids }, nowMs);
-  return ids;
 }
 
 /**
- * Writes the files whose server copy (or known conversation) changed; returns their ids.
- * `conversationId` null = not known from this listing: keep what we knew.
+ * Pages one list from its cursor to its end; returns the state after it (or the failure).
+ * `placement`: files' conversations already known (from the feed's history).
  */
-export async function storeFiles(
-  db: ParleyDb,
-  page: FileObject[],
-  conversationId: string | null,
-  nowMs: number,
-): Promise<string[]> {
-  const known = await db.serverFiles.bulkGet(page.map((f) => f.id));
-  const rows: ServerFile[] = [];
-  page.forEach((f, i) => {
-    const stored = known[i];
-    const placedIn = conversationId ?? stored?.conversationId ?? null;
-    if (stored && stored.conversationId === placedIn && sameFields(stored, f)) return;
-    rows.push({ ...f, conversationId: placedIn });
-  });
-  if (rows.length === 0) return [];
-  await db.serverFiles.bulkPut(rows);
-  const ids = rows.map((f) => f.id);
-  await rebuildViews(db, { files: ids }, nowMs);
-  return ids;
+async function listAll(
+  deps: PullDeps,
+  start: PullState,
+  options: {
+    placement?: Map<string, string> | null;
+    prefetched?: Prefetch<Listed<FileObject>> | null;
+    onFetched?: () => void;
+    onRows?: (count: number) => void;
+  } = {},
+): Promise<PullState | Failure> {
+  const { placement } = options;
+  const { db } = deps;
+  const isConversations = start.phase === 'conversations';
+  // A sweep is sound only if this call sees the list from its first page to its last.
+  const seen: Set<string> | null = start.startingAfter === null ? new Set() : null;
+  const request = (startingAfter: string | null) => async (): Promise<Outcome<Listed<Conversation> | Listed<FileObject>>> => {
+    if (isConversations) {
+      const query = { limit: PAGE_LIMIT, starting_after: startingAfter ?? undefined };
+      return call(deps, { method: 'GET', path: 'v1/conversations', query }, ConversationPage);
+    }
+    // A page fetched ahead answers the same request (a failed one is asked again, now).
+    return (await options.prefetched?.take(startingAfter)) ?? listFiles(deps, startingAfter);
+  };
+  type Page = { has_more: boolean; data: Array<Conversation | FileObject> };
+  let state = start;
+  const failure = await runPipelined<Page>(
+    request(start.startingAfter),
+    (page) => (page.has_more && page.data.length > 0 ? request(page.data.at(-1)!.id) : null),
+    async (pages) => {
+      const last = pages.at(-1)!;
+      const lastItem = [...pages].reverse().find((p) => p.data.length > 0)?.data.at(-1);
+      const ended = !last.has_more || last.data.length === 0;
+      const rows = pages.flatMap((p) => p.data);
+      for (const item of rows) seen?.add(item.id);
+      const progress = { ...(state.progress ?? { conversations: 0, files: 0 }) };
+      if (isConversations) progress.conversations += rows.length;
+      else if (state.scanFirst !== 'done') progress.files += rows.length;
+      // A fresh pass without the feed lists the active conversations' files next (scanFirst).
+      const scanFirst = isConversations && state.fresh && !state.feedHead;
+      const next: PullState = ended
+        ? { ...state, phase: isConversations && !scanFirst ? 'files' : 'scan', startingAfter: null, progress, ...(scanFirst ? { scanFirst: 'before-files' as const } : {}) }
+        : { ...state, startingAfter: lastItem?.id ?? state.startingAfter, progress };
+      await db.transaction('rw', pullTables(db), async () => {
+        const ctx = await storeContext(db, deps.now());
+        // After scanFirst the files are stored already: compare, and write only what differs.
+        const diff = !state.fresh || state.scanFirst === 'done';
+        if (isConversations) await putConversations(ctx, rows as Conversation[], diff);
+        else await putFiles(ctx, rows as FileObject[], placement ? (f) => placement.get(f.id) ?? null : null, diff);
+        if (ended && seen) await sweep(db, isConversations ? 'conversations' : 'files', seen, deps.now());
+        await db.meta.put({ key: PULL_KEY, value: next });
+      });
+      state = next;
+      if (isConversations) options.onRows?.(rows.length);
+    },
+    // 500 to 2,000 rows a transaction; the conversations are fetched as far ahead as 10,000 rows,
+    // so the server is done with them early and moves on to the files (runPass).
+    { ahead: isConversations ? 100 : 20, minBatch: 5, maxBatch: 20, onFetched: options.onFetched },
+  );
+  return failure ?? state;
 }
 
 /** Remove what a complete listing (`seen`) did not contain, except what pending work still needs. */
@@ -151,98 +317,28 @@ async function sweep(db: ParleyDb, list: 'conversations' | 'files', seen: Set<st
   const table = list === 'conversations' ? db.serverConversations : db.serverFiles;
   const missing = (await table.toCollection().primaryKeys()).filter((id) => !seen.has(id));
   if (missing.length === 0) return;
-  const pending = await loadPending(db);
-  const stale = missing.filter((id) => !pending.mentioned.has(id));
-  if (stale.length === 0) return;
-  await table.bulkDelete(stale);
-  if (list === 'conversations') {
-    await db.fileScans.bulkDelete(stale);
-    await rebuildViews(db, { conversations: stale }, nowMs, pending);
-  } else {
-    await rebuildViews(db, { files: stale }, nowMs, pending);
+  const ctx = { db, nowMs, pending: await loadPending(db) };
+  const kept = await removeGone(ctx, list === 'conversations' ? { conversations: missing } : { files: missing });
+  // Kept for pending work: on a feed server no later listing will sweep them, so the feed holds them.
+  const feed = await readFeed(db);
+  if (feed && kept.conversations.length + kept.files.length > 0) {
+    const held = {
+      conversations: [...new Set([...feed.held.conversations, ...kept.conversations])],
+      files: [...new Set([...feed.held.files, ...kept.files])],
+    };
+    await db.meta.put({ key: FEED_KEY, value: { ...feed, held } satisfies FeedState });
   }
 }
 
-interface ScanState {
-  passId: number;
-  /** Files whose conversation is still unknown; shrinks as listings place them. */
-  unplaced: Set<string>;
+// ---- Kept for callers of the earlier API (each opens no transaction: call inside one). ----
+
+/** Writes the conversations whose server copy changed; returns their ids. */
+export async function storeConversations(db: ParleyDb, page: Conversation[], nowMs: number): Promise<string[]> {
+  return putConversations(await storeContext(db, nowMs), page, true);
 }
 
-/**
- * Ids of server files whose conversation is unknown. IndexedDB does not index null, so these are
- * all keys minus the keys the conversationId index holds (keys only: no row is read).
- */
-export async function unplacedFileIds(db: ParleyDb): Promise<Set<string>> {
-  return db.transaction('r', db.serverFiles, async () => {
-    const unplaced = new Set(await db.serverFiles.toCollection().primaryKeys());
-    if (unplaced.size === 0) return unplaced;
-    for (const id of await db.serverFiles.orderBy('conversationId').primaryKeys()) unplaced.delete(id);
-    return unplaced;
-  });
+/** Writes the files whose server copy (or known conversation) changed; `conversationId` null = not known here. */
+export async function storeFiles(db: ParleyDb, page: FileObject[], conversationId: string | null, nowMs: number): Promise<string[]> {
+  return putFiles(await storeContext(db, nowMs), page, conversationId, true);
 }
 
-/** Learns the conversation of every file that has none yet. */
-async function scanUnplacedFiles(deps: PullDeps, passId: number): Promise<PullResult> {
-  const { db } = deps;
-  const state: ScanState = { passId, unplaced: await unplacedFileIds(db) };
-  if (state.unplaced.size === 0) return { kind: 'done' };
-
-  const conversations = (await db.serverConversations.toArray()).sort(
-    (a, b) => (b.last_active_at ?? 0) - (a.last_active_at ?? 0),
-  );
-  const scans = new Map((await db.fileScans.toArray()).map((s) => [s.conversationId, s]));
-  // last_active_at null: nothing ever happened in it, so it holds no file.
-  const moved = conversations.filter((c) => c.last_active_at !== null && scans.get(c.id)?.lastActiveAt !== c.last_active_at);
-  const movedIds = new Set(moved.map((c) => c.id));
-  // Fallback, once per pass: an upload in the same second as a listing leaves last_active_at
-  // unchanged, so if files remain unplaced, list the rest too.
-  const rest = conversations.filter((c) => !movedIds.has(c.id) && scans.get(c.id)?.passId !== passId);
-  for (const conversation of [...moved, ...rest]) {
-    if (state.unplaced.size === 0) return { kind: 'done' };
-    const result = await listConversationFiles(deps, conversation, state);
-    if (result.kind !== 'done') return result;
-  }
-  return { kind: 'done' };
-}
-
-/** Lists one conversation's files completely, then stores them (and the scan record) in one transaction. */
-async function listConversationFiles(deps: PullDeps, conversation: Conversation, state: ScanState): Promise<PullResult> {
-  const { db } = deps;
-  const listed: FileObject[] = [];
-  let startingAfter: string | undefined;
-  for (;;) {
-    const out = await call(
-      deps,
-      { method: 'GET', path: 'v1/files', query: { conversation_id: conversation.id, limit: PAGE_LIMIT, starting_after: startingAfter } },
-      FilePage,
-    );
-    // Deleted since we listed conversations (404), or its list changed under us (400): skip it.
-    if (out.kind === 'refused' && (out.status === 404 || out.status === 400)) break;
-    if (out.kind !== 'ok') {
-      // Keep what was learned so far; the conversation is listed again next time.
-      if (listed.length > 0) await storeListing(deps, conversation, listed, state, false);
-      return out;
-    }
-    const page = out.value;
-    listed.push(...page.data);
-    if (!page.has_more || page.data.length === 0) {
-      await storeListing(deps, conversation, listed, state, true);
-      return { kind: 'done' };
-    }
-    startingAfter = page.data.at(-1)!.id;
-  }
-  if (listed.length > 0) await storeListing(deps, conversation, listed, state, false);
-  return { kind: 'done' };
-}
-
-async function storeListing(deps: PullDeps, conversation: Conversation, files: FileObject[], state: ScanState, complete: boolean) {
-  const { db } = deps;
-  await db.transaction('rw', allTables(db), async () => {
-    await storeFiles(db, files, conversation.id, deps.now());
-    if (complete) {
-      await db.fileScans.put({ conversationId: conversation.id, lastActiveAt: conversation.last_active_at, passId: state.passId });
-    }
-  });
-  for (const file of files) state.unplaced.delete(file.id);
-}

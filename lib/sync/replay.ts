@@ -1,5 +1,6 @@
-// Outbox replay: send queued operations in order, one at a time, and settle each by the
-// server's answer. Exactly-once rests on three things:
+// Outbox replay: send queued operations — independent ones in batches, a few requests at once,
+// dependent ones in order — and settle each by the server's answer. The operation's states and
+// transitions are lifecycle.ts's. Exactly-once rests on three things:
 //  1. An operation is marked in flight (and "outcome unknown" is remembered) before it is sent,
 //     so a crash or a lost response is never mistaken for "not sent".
 //  2. Every request carries Idempotency-Key = operation id: a server that supports it replays
@@ -14,12 +15,13 @@ import { Conversation, FileObject, FilePage, type FileObject as FileObjectT } fr
 import * as apply from './apply';
 import { getMeta, setMeta, type ParleyDb } from './db';
 import { call, type HttpDeps, type Outcome } from './http';
+import * as lifecycle from './lifecycle';
 import {
   backoffDelay,
   blockedOpIds,
   creates,
-  isTempId,
   mentionedIds,
+  readyBatch,
   retryAfterMs,
   type OutboxOp,
   type UploadSnapshot,
@@ -31,12 +33,14 @@ export interface ReplayDeps extends HttpDeps {
   now: () => number;
   random: () => number;
   backoff: { baseMs: number; maxMs: number };
+  /** Bytes of an upload sent so far, by the uploaded file's id (when the transport can tell). */
+  onUploadProgress?: (fileId: string, sent: number, total: number) => void;
 }
 
 export type PushResult =
   | { kind: 'done' }
   /** A retryable failure (or a backoff still running): try again at `until` (ms). */
-  | { kind: 'waiting'; until: number; reason: 'network' | 'server' | 'rate_limited' | 'backoff' }
+  | { kind: 'waiting'; until: number; reason: 'network' | 'server' | 'rate_limited' | 'in_progress' | 'backoff' | 'offline' }
   | { kind: 'unauthenticated'; message: string };
 
 /** The key sent with an operation's request; a new suffix once a 4xx made the old one useless. */
@@ -49,22 +53,26 @@ export function idempotencyKeyOf(op: OutboxOp): string {
  * replay that died (tab closed, crash) — its outcome is unknown and must be verified.
  */
 export async function recoverInflight(db: ParleyDb): Promise<number> {
-  return db.outbox.where('state').equals('inflight').modify({ state: 'queued', outcomeUnknown: true });
+  return db.outbox.where('state').equals('inflight').modify(lifecycle.recovered);
 }
 
 export async function serverSupportsIdempotency(db: ParleyDb): Promise<boolean> {
   return (await getMeta<boolean>(db, apply.IDEMPOTENCY_KEY)) === true;
 }
 
-type Next = { op: OutboxOp } | { wait: number } | null;
+/** Operations one claim transaction takes (and most answers one apply transaction records). */
+export const BATCH_SIZE = 50;
+/** Requests in flight at once. */
+export const IN_FLIGHT = 4;
 
 /**
  * The outbox as this replay last read it, in seq order, with the blocked set computed once.
- * Read whole once per push; then kept current by our own changes (re-reading only the settled
- * operation), by appending operations queued meanwhile (a key range above the last seq), and
- * read whole again whenever something else may have changed it: a remap of ids other queued
- * operations mention, a new dead letter, or a claim that found the operation changed or gone.
- * A stale copy is never acted on blindly: `claim` compares it with the stored operation.
+ * Read whole once per push; then kept current by our own changes (claims, and answers recorded,
+ * which leave it), by appending operations queued meanwhile (a key range above the last seq),
+ * and read whole again whenever something else may have changed it: a remap of ids other queued
+ * operations mention, a failure settled (a new dead letter, a backoff, a rewritten body), or a
+ * claim that found an operation changed or gone. A stale copy is never acted on blindly: the
+ * claim compares it with the stored operation.
  */
 class OutboxView {
   ops: OutboxOp[] = [];
@@ -87,56 +95,44 @@ class OutboxView {
     const added = await this.db.outbox.where(':id').above(this.lastSeq).toArray();
     if (added.length === 0) return;
     this.ops.push(...added);
-    this.lastSeq = added.at(-1)!.seq!;
+    this.lastSeq = added.at(-1)!.seq;
     this.blocked = blockedOpIds(this.ops);
   }
 
-  pick(now: number): Next {
-    for (const op of this.ops) {
-      if (op.state !== 'queued' || this.blocked.has(op.id)) continue;
-      // A temp id it does not create itself means that create has not been replayed (it failed,
-      // or waits behind a backoff): this one waits too.
-      const own = new Set(creates(op));
-      if (mentionedIds(op).some((id) => isTempId(id) && !own.has(id))) continue;
-      if (op.nextAttemptAt > now) return { wait: op.nextAttemptAt };
-      return { op };
-    }
-    return null;
+  /** Our claim is stored: these are in flight now. */
+  claimed(ops: readonly OutboxOp[]): void {
+    const bySeq = new Map(ops.map((op) => [op.seq, op]));
+    this.ops = this.ops.map((op) => bySeq.get(op.seq) ?? op);
   }
 
-  /** After `op` was settled by this replay: take its stored state (or its removal) into account. */
-  async settled(op: OutboxOp): Promise<void> {
-    const current = await this.db.outbox.get(op.seq!);
-    const index = this.ops.findIndex((o) => o.seq === op.seq);
-    if (!current) {
-      if (index >= 0) this.ops.splice(index, 1);
-      // Its creations got real ids: every operation that mentions them was rewritten.
-      const created = new Set(creates(op));
-      if (created.size > 0 && this.ops.some((o) => mentionedIds(o).some((id) => created.has(id)))) await this.reload();
-      return;
-    }
-    if (current.state === 'failed' || index < 0) {
-      await this.reload();
-      return;
-    }
-    this.ops[index] = current;
+  /** These answers are recorded: they left the outbox, and may have remapped ids others mention. */
+  async answered(ops: readonly OutboxOp[]): Promise<void> {
+    const done = new Set(ops.map((op) => op.seq));
+    this.ops = this.ops.filter((op) => !done.has(op.seq));
+    // Their creations got real ids: every operation that mentions them was rewritten.
+    const created = new Set(ops.flatMap(creates));
+    if (created.size > 0 && this.ops.some((o) => mentionedIds(o).some((id) => created.has(id)))) await this.reload();
   }
 }
 
+/**
+ * Sends what can go: independent operations are claimed in batches (one transaction each), sent
+ * with up to IN_FLIGHT requests at once, and their answers recorded in batches (recordAnswers,
+ * one transaction each). Order is kept where it matters — per entity and along temp ids (see
+ * readyBatch): an operation is picked only once everything before it that it depends on has been
+ * answered and recorded. A retryable failure stops the replay (what is in flight is still
+ * settled; what was claimed but not yet sent is released, as if never claimed).
+ */
 export async function push(deps: ReplayDeps): Promise<PushResult> {
-  const view = new OutboxView(deps.db);
-  await view.reload();
-  for (let guard = 0; guard < 100_000; guard++) {
-    await view.appendNew();
-    const next = view.pick(deps.now());
-    if (next === null) return { kind: 'done' };
-    if ('wait' in next) return { kind: 'waiting', until: next.wait, reason: 'backoff' };
-    const result = await replayOne(deps, next.op);
-    if (result === STALE) await view.reload();
-    else if (result) return result;
-    else await view.settled(next.op);
+  const pipeline = new Pipeline(deps);
+  try {
+    return await pipeline.run();
+  } finally {
+    // Also when the replay fails (IndexedDB trouble): no request of ours may outlive it, or the
+    // next replay would recover an operation still on the wire and send it a second time.
+    await pipeline.settleRunning();
+    await pipeline.releaseUnsent();
   }
-  throw new Error('outbox replay did not settle');
 }
 
 /** Whole-outbox reads made by replays so far (a regression guard for tests). */
@@ -144,61 +140,190 @@ export function outboxReads(): number {
   return OutboxView.reads;
 }
 
-const STALE = Symbol('stale');
-
-/**
- * Settles one operation. Returns a PushResult when the replay must stop, null to go on, STALE
- * when the operation had changed or gone meanwhile (nothing was sent).
- */
-async function replayOne(deps: ReplayDeps, op: OutboxOp): Promise<PushResult | null | typeof STALE> {
-  const idempotent = await serverSupportsIdempotency(deps.db);
-
-  if (op.body.kind === 'file.upload' && !idempotent) {
-    if (!op.snapshot) {
-      const snapshot = await takeUploadSnapshot(deps, op.body.conversationId);
-      if (snapshot.kind !== 'ok') return settleFailure(deps, op, snapshot, false);
-      op = { ...op, snapshot: snapshot.value };
-      await deps.db.outbox.update(op.seq!, { snapshot: op.snapshot });
-    } else if (op.outcomeUnknown) {
-      const found = await verifyUpload(deps, op);
-      if (found.kind !== 'ok') return settleFailure(deps, op, found, false);
-      if (found.value) {
-        await apply.fileUploaded(found.value)(deps.db, op, deps.now());
-        return null;
-      }
-    }
-  }
-
-  if (!(await claim(deps, op))) return STALE; // changed or cancelled meanwhile: look again
-  const outcome = await send(deps, op);
-  if (outcome.kind === 'ok') {
-    if (outcome.replayed) await setMeta(deps.db, apply.IDEMPOTENCY_KEY, true);
-    await outcome.value(deps.db, op, deps.now());
-    return null;
-  }
-  return settleFailure(deps, op, outcome, true);
+/** Readwrite transactions made by replays so far: claims and recorded answers (for tests). */
+export function replayTransactions(): number {
+  return Pipeline.transactions;
 }
 
-/** Marks the operation in flight before anything is sent. False if it is no longer queued. */
-async function claim(deps: ReplayDeps, op: OutboxOp): Promise<boolean> {
-  return deps.db.transaction('rw', deps.db.outbox, async () => {
-    const current = await deps.db.outbox.get(op.seq!);
-    if (!current || current.state !== 'queued' || JSON.stringify(current.body) !== JSON.stringify(op.body)) {
-      return false;
+class Pipeline {
+  static transactions = 0;
+  private readonly view: OutboxView;
+  /** Claimed (stored as in flight), not yet sent, in seq order; with each one's state before the claim. */
+  private toSend: Array<{ op: OutboxOp; before: OutboxOp }> = [];
+  /** Requests on their way, by seq. */
+  private readonly running = new Map<number, Promise<void>>();
+  /** Answered, to be recorded by the next apply transaction. */
+  private answers: apply.Answer[] = [];
+  /** Why the replay stops (a retryable failure, or no valid token). */
+  private stop: PushResult | null = null;
+  /** The backoff that held back the rest, as of the last pick. */
+  private waitUntil: number | null = null;
+  /** Something else changed the outbox: read it whole before the next pick. */
+  private stale = false;
+  /** Whether the server is known to honour Idempotency-Key (read with each claim, learned from answers). */
+  private idempotent = false;
+  /** An exception (not an answer) from one of the requests: rethrown once the rest has settled. */
+  private crash: { error: unknown } | null = null;
+
+  constructor(private readonly deps: ReplayDeps) {
+    this.view = new OutboxView(deps.db);
+  }
+
+  async run(): Promise<PushResult> {
+    await this.view.reload();
+    for (let guard = 0; guard < 1_000_000; guard++) {
+      while (this.stop === null && this.crash === null && this.running.size < IN_FLIGHT) {
+        if (this.toSend.length === 0 && !(await this.claimNext())) break;
+        this.start(this.toSend.shift()!.op);
+      }
+      // Record answers in batches: when many are waiting, or when a free slot has nothing to send
+      // (what could go next may be waiting for exactly these answers).
+      const starved = this.stop !== null || this.crash !== null || this.running.size < IN_FLIGHT;
+      if (this.answers.length >= BATCH_SIZE || (starved && this.answers.length > 0)) {
+        await this.recordAnswers();
+        continue;
+      }
+      if (this.running.size === 0) break;
+      await Promise.race(this.running.values());
     }
-    await deps.db.outbox.update(op.seq!, {
-      state: 'inflight',
-      attempts: current.attempts + 1,
-      firstSentAt: current.firstSentAt ?? deps.now(),
+    if (this.crash) throw this.crash.error;
+    if (this.running.size > 0 || this.answers.length > 0) throw new Error('outbox replay did not settle');
+    if (this.stop) return this.stop;
+    return this.waitUntil === null ? { kind: 'done' } : { kind: 'waiting', until: this.waitUntil, reason: 'backoff' };
+  }
+
+  /** Claims the next batch of independent operations in one transaction. False: nothing can go now. */
+  private async claimNext(): Promise<boolean> {
+    for (;;) {
+      if (this.stale) {
+        this.stale = false;
+        await this.view.reload();
+      } else {
+        await this.view.appendNew();
+      }
+      const next = readyBatch(this.view.ops, this.view.blocked, this.deps.now(), BATCH_SIZE);
+      this.waitUntil = next.waitUntil;
+      if (next.ops.length === 0) return false;
+      const { claimed, idempotent } = await claim(this.deps, next.ops);
+      Pipeline.transactions++;
+      this.idempotent = this.idempotent || idempotent;
+      this.view.claimed(claimed.map((c) => c.op));
+      this.toSend.push(...claimed);
+      // Changed or cancelled meanwhile: look again.
+      if (claimed.length < next.ops.length) this.stale = true;
+      if (claimed.length > 0) return true;
+    }
+  }
+
+  private start(op: OutboxOp): void {
+    const request = this.replayOne(op)
+      .catch((error: unknown) => {
+        // Not an answer but trouble here (IndexedDB): stop sending and let the caller see it once
+        // the rest has settled. The claim stays: the next replay recovers it as an orphan.
+        this.crash ??= { error };
+      })
+      .finally(() => this.running.delete(op.seq));
+    this.running.set(op.seq, request);
+  }
+
+  private async recordAnswers(): Promise<void> {
+    const answers = this.answers;
+    this.answers = [];
+    await apply.recordAnswers(this.deps.db, answers, this.deps.now());
+    Pipeline.transactions++;
+    await this.view.answered(answers.map((a) => a.op));
+  }
+
+  /** A replay must stop: keep the most urgent reason (sign-in first, then the earliest retry). */
+  private stopWith(result: PushResult): void {
+    const current = this.stop;
+    if (current === null || result.kind === 'unauthenticated') this.stop = result;
+    else if (current.kind === 'waiting' && result.kind === 'waiting' && result.until < current.until) this.stop = result;
+  }
+
+  /** Waits for the requests on their way (their answers, if not recorded, are recovered next time). */
+  async settleRunning(): Promise<void> {
+    await Promise.all(this.running.values());
+  }
+
+  /** Claimed but not sent (the replay stopped first): back to queued, as if never claimed. */
+  async releaseUnsent(): Promise<void> {
+    const unsent = this.toSend;
+    this.toSend = [];
+    if (unsent.length === 0) return;
+    const { db } = this.deps;
+    await db.transaction('rw', db.outbox, async () => {
+      for (const { op, before } of unsent) {
+        const current = await db.outbox.get(op.seq);
+        if (current) await db.outbox.update(op.seq, lifecycle.release(current, before));
+      }
     });
-    return true;
+  }
+
+  /** Sends one claimed operation and settles it: an answer to record, or a failure stored. */
+  private async replayOne(op: OutboxOp): Promise<void> {
+    const { deps } = this;
+    if (op.body.kind === 'file.upload' && !this.idempotent) {
+      if (!op.snapshot) {
+        const snapshot = await takeUploadSnapshot(deps, op.body.conversationId);
+        if (snapshot.kind !== 'ok') return this.failed(op, snapshot, false);
+        op = { ...op, snapshot: snapshot.value };
+        await deps.db.outbox.update(op.seq, { snapshot: op.snapshot });
+      } else if (op.outcomeUnknown) {
+        const found = await verifyUpload(deps, op);
+        if (found.kind !== 'ok') return this.failed(op, found, false);
+        if (found.value) {
+          this.answers.push({ op, effect: apply.fileUploaded(found.value) });
+          return;
+        }
+      }
+    }
+
+    const outcome = await send(deps, op);
+    if (outcome.kind === 'ok') {
+      if (outcome.replayed) {
+        this.idempotent = true;
+        await setMeta(deps.db, apply.IDEMPOTENCY_KEY, true);
+      }
+      this.answers.push({ op, effect: outcome.value });
+      return;
+    }
+    return this.failed(op, outcome, true);
+  }
+
+  private async failed(op: OutboxOp, outcome: Exclude<Outcome<unknown>, { kind: 'ok' }>, sent: boolean): Promise<void> {
+    const result = await settleFailure(this.deps, op, outcome, sent);
+    this.stale = true; // its stored state changed (queued with a backoff, failed, rewritten or gone)
+    if (result) this.stopWith(result);
+  }
+}
+
+/**
+ * Marks these operations in flight before anything is sent, in one transaction, and reads
+ * whether the server is known to be idempotent. Skips any that is no longer queued as read, or
+ * whose body changed meanwhile (the client amended it). Returns the claimed ones as stored.
+ */
+async function claim(
+  deps: ReplayDeps,
+  ops: readonly OutboxOp[],
+): Promise<{ claimed: Array<{ op: OutboxOp; before: OutboxOp }>; idempotent: boolean }> {
+  const { db } = deps;
+  return db.transaction('rw', db.outbox, db.meta, async () => {
+    const stored = await db.outbox.bulkGet(ops.map((op) => op.seq));
+    const claimed: Array<{ op: OutboxOp; before: OutboxOp }> = [];
+    const now = deps.now();
+    ops.forEach((op, i) => {
+      const current = stored[i];
+      if (!current || current.state !== 'queued' || JSON.stringify(current.body) !== JSON.stringify(op.body)) return;
+      claimed.push({ op: { ...current, ...lifecycle.claim(current, now) }, before: current });
+    });
+    await db.outbox.bulkPut(claimed.map((c) => c.op));
+    return { claimed, idempotent: await serverSupportsIdempotency(db) };
   });
 }
 
-type Applier = (db: ParleyDb, op: OutboxOp, nowMs: number) => Promise<void>;
-
 /** Sends the operation's request; on success returns how to apply it. */
-async function send(deps: ReplayDeps, op: OutboxOp): Promise<Outcome<Applier>> {
+async function send(deps: ReplayDeps, op: OutboxOp): Promise<Outcome<apply.Effect>> {
   const key = idempotencyKeyOf(op);
   const body = op.body;
   switch (body.kind) {
@@ -210,7 +335,7 @@ async function send(deps: ReplayDeps, op: OutboxOp): Promise<Outcome<Applier>> {
         const existing = await call(deps, { method: 'GET', path: `v1/conversations/${out.error.existing_id}` }, Conversation);
         return map(existing, (c) => apply.conversationCreated(c));
       }
-      return map(out, (c) => apply.conversationCreated(c));
+      return map(await asItIsNow(deps, out, (c) => `v1/conversations/${c.id}`, Conversation), (c, gone) => apply.conversationCreated(c, gone));
     }
     case 'conversation.update': {
       const json: Record<string, unknown> = { ...body.patch };
@@ -218,7 +343,7 @@ async function send(deps: ReplayDeps, op: OutboxOp): Promise<Outcome<Applier>> {
       if (json.pinned_message_id === null) json.pinned_message_id = '';
       if (json.archived_at === null) json.archived_at = '';
       const out = await call(deps, { method: 'PUT', path: `v1/conversations/${op.entityId}`, json, idempotencyKey: key }, Conversation);
-      return map(out, (c) => apply.conversationUpdated(c));
+      return map(await asItIsNow(deps, out, (c) => `v1/conversations/${c.id}`, Conversation), (c, gone) => apply.conversationUpdated(c, gone));
     }
     case 'conversation.delete': {
       const out = await call(deps, { method: 'DELETE', path: `v1/conversations/${op.entityId}`, idempotencyKey: key }, null);
@@ -233,12 +358,13 @@ async function send(deps: ReplayDeps, op: OutboxOp): Promise<Outcome<Applier>> {
       if (body.messageId) form.append('message_id', body.messageId);
       else form.append('conversation_id', body.conversationId);
       form.append('file', new Blob(chunks.map((c) => c.bytes), { type: body.fileType }), body.filename);
-      const out = await call(deps, { method: 'POST', path: 'v1/files', form, idempotencyKey: key }, FileObject);
-      return map(out, (f) => apply.fileUploaded(f));
+      const onUploadProgress = deps.onUploadProgress && ((sent: number, total: number) => deps.onUploadProgress!(op.entityId, sent, total));
+      const out = await call(deps, { method: 'POST', path: 'v1/files', form, idempotencyKey: key, onUploadProgress }, FileObject);
+      return map(await asItIsNow(deps, out, (f) => `v1/files/${f.id}`, FileObject), (f, gone) => apply.fileUploaded(f, gone));
     }
     case 'file.rename': {
       const out = await call(deps, { method: 'PUT', path: `v1/files/${op.entityId}`, json: { filename: body.filename }, idempotencyKey: key }, FileObject);
-      return map(out, (f) => apply.fileRenamed(f));
+      return map(await asItIsNow(deps, out, (f) => `v1/files/${f.id}`, FileObject), (f, gone) => apply.fileRenamed(f, gone));
     }
     case 'file.delete': {
       const out = await call(deps, { method: 'DELETE', path: `v1/files/${op.entityId}`, idempotencyKey: key }, null);
@@ -247,12 +373,37 @@ async function send(deps: ReplayDeps, op: OutboxOp): Promise<Outcome<Applier>> {
   }
 }
 
-function map<T, U>(out: Outcome<T>, f: (value: T) => U): Outcome<U> {
-  return out.kind === 'ok' ? { ...out, value: f(out.value) } : out;
+function map<T, U>(out: Outcome<T | Gone<T>>, f: (value: T, gone: boolean) => U): Outcome<U> {
+  if (out.kind !== 'ok') return out;
+  const gone = out.value instanceof Gone;
+  return { ...out, value: f(gone ? (out.value as Gone<T>).object : (out.value as T), gone) };
+}
+
+/** The object of a replayed answer that has been deleted since. */
+class Gone<T> {
+  constructor(readonly object: T) {}
+}
+
+/**
+ * An idempotent server replays the answer it stored when it first acted: the object as it was
+ * THEN. It may have changed since (another device's mute) or be gone (deleted elsewhere), and a
+ * pull since may already have brought that news, which the change feed will not repeat: so ask
+ * for the object as it is now. Replays are rare (a lost answer, then a retry): one GET each.
+ */
+async function asItIsNow<T>(
+  deps: ReplayDeps,
+  out: Outcome<T>,
+  path: (object: T) => string,
+  schema: Parameters<typeof call<T>>[2],
+): Promise<Outcome<T | Gone<T>>> {
+  if (out.kind !== 'ok' || !out.replayed) return out;
+  const now = await call(deps, { method: 'GET', path: path(out.value) }, schema);
+  if (now.kind === 'refused' && now.status === 404) return { ...out, value: new Gone(out.value) };
+  return now.kind === 'ok' ? { ...now, replayed: true } : now;
 }
 
 /** A delete answered 404 already happened (our lost first attempt, or someone else). */
-function goneIsDone(out: Outcome<unknown>, applier: Applier): Outcome<Applier> {
+function goneIsDone(out: Outcome<unknown>, applier: apply.Effect): Outcome<apply.Effect> {
   if (out.kind === 'ok' || (out.kind === 'refused' && out.status === 404)) {
     return { kind: 'ok', value: applier, replayed: out.kind === 'ok' && out.replayed, serverTime: null };
   }
@@ -272,29 +423,36 @@ async function settleFailure(
   const now = deps.now();
   const { db } = deps;
   return db.transaction('rw', allTablesOf(db), async () => {
-    const current = await db.outbox.get(op.seq!);
+    const current = await db.outbox.get(op.seq);
     if (!current) return null;
     const attempts = Math.max(1, current.attempts);
-    const requeue = {
-      state: 'queued' as const,
-      error: { status: 'status' in outcome ? outcome.status : 0, code: outcome.kind, message: outcome.message },
-    };
+    const error = { status: 'status' in outcome ? outcome.status : 0, code: outcome.kind, message: outcome.message };
     switch (outcome.kind) {
       case 'network':
+        if (outcome.unreachable) {
+          await db.outbox.update(op.seq, lifecycle.unreachable(current, now, error, sent));
+          return { kind: 'waiting', until: now, reason: 'offline' };
+        }
+      // falls through: a lost answer (sent, no response) backs off like a 5xx
       case 'server': {
         const until = now + backoffDelay(attempts, deps.random, deps.backoff.baseMs, deps.backoff.maxMs);
-        await db.outbox.update(op.seq!, { ...requeue, outcomeUnknown: current.outcomeUnknown || sent, nextAttemptAt: until });
+        await db.outbox.update(op.seq, lifecycle.retryLater(current, until, error, sent));
         return { kind: 'waiting', until, reason: outcome.kind };
       }
-      case 'rate_limited': {
+      case 'rate_limited':
+      case 'in_progress': {
         const hinted = retryAfterMs(outcome.retryAfter, now);
         const until = now + (hinted ?? backoffDelay(attempts, deps.random, deps.backoff.baseMs, deps.backoff.maxMs));
-        await db.outbox.update(op.seq!, { ...requeue, nextAttemptAt: until });
-        return { kind: 'waiting', until, reason: 'rate_limited' };
+        // In progress: an earlier request with this key is running, so the outcome stays unknown and
+        // the key stays the same (its answer is what we want); only a server with keys says so.
+        const inProgress = outcome.kind === 'in_progress';
+        if (inProgress) await db.meta.put({ key: apply.IDEMPOTENCY_KEY, value: true });
+        await db.outbox.update(op.seq, lifecycle.retryLater(current, until, error, inProgress));
+        return { kind: 'waiting', until, reason: outcome.kind };
       }
       case 'unauthenticated': {
         // Not the operation's fault: it waits, unchanged, until the user signs in again.
-        await db.outbox.update(op.seq!, { state: 'queued', attempts: Math.max(0, current.attempts - (sent ? 1 : 0)) });
+        await db.outbox.update(op.seq, lifecycle.awaitSignIn(current));
         return { kind: 'unauthenticated', message: outcome.message };
       }
       case 'refused': {
@@ -305,26 +463,15 @@ async function settleFailure(
           const { last_opened_at: _dropped, ...rest } = op.body.patch;
           await db.meta.put({ key: apply.NO_LAST_OPENED_KEY, value: true });
           if (Object.keys(rest).length === 0) {
-            await db.outbox.delete(op.seq!);
+            await db.outbox.delete(op.seq);
             await rebuildViews(db, { conversations: [op.entityId] }, now);
           } else {
-            await db.outbox.update(op.seq!, {
-              state: 'queued',
-              body: { kind: 'conversation.update', patch: rest },
-              keyVersion: (current.keyVersion ?? 0) + 1, // a different body needs a different key
-            });
+            await db.outbox.update(op.seq, lifecycle.rewritten(current, { kind: 'conversation.update', patch: rest }));
           }
           return null;
         }
         const code = outcome.error?.code ?? `http_${outcome.status}`;
-        await db.outbox.update(op.seq!, {
-          state: 'failed',
-          error: { status: outcome.status, code, message: outcome.message },
-          // The server answered: it did not act. A user's "retry" must get a fresh hearing, not
-          // the stored refusal an idempotent server would replay for the old key.
-          outcomeUnknown: false,
-          keyVersion: (current.keyVersion ?? 0) + 1,
-        });
+        await db.outbox.update(op.seq, lifecycle.deadLettered(current, { status: outcome.status, code, message: outcome.message }));
         await rebuildViews(db, { conversations: mentionedIds(op), files: mentionedIds(op) }, now);
         return null;
       }

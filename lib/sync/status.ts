@@ -5,6 +5,20 @@ import { blockedOpIds, type OpError, type OpKind } from './operations';
 
 export const STATUS_KEY = 'status';
 
+/**
+ * Set when this database was found cleared by the browser and pulled again (lib/view/mirror.ts);
+ * removed when the user dismisses the notice. Until then the status never reads "all synced" if
+ * queued changes were lost with it.
+ */
+export const MIRROR_CLEARED_KEY = 'mirror-cleared';
+
+export interface MirrorCleared {
+  /** When it was found cleared (ms). */
+  at: number;
+  /** Changes queued on this device that were lost with it (as last recorded outside it). */
+  lostChanges: number;
+}
+
 export interface StoredStatus {
   /** False after a request could not reach the server (or the browser says offline). */
   online: boolean;
@@ -17,6 +31,12 @@ export interface StoredStatus {
   lastError: string | null;
   /** When the engine will try again after a retryable failure (ms), if it is waiting. */
   nextRetryAt: number | null;
+  /**
+   * The stuck-queue watchdog (engine.ts): changes are pending and the server reachable, but
+   * nothing has been sent since `since` (ms), for longer than the engine's limit; `error` is
+   * the last error met. Null when the queue moves, is empty, or the device is offline.
+   */
+  stalled: { since: number; error: string | null } | null;
 }
 
 export interface FailedOperation {
@@ -32,6 +52,8 @@ export interface SyncStatus extends StoredStatus {
   /** Operations not yet confirmed by the server (failed ones excluded). */
   pendingCount: number;
   failed: FailedOperation[];
+  /** The browser cleared this device's copy (see MIRROR_CLEARED_KEY); null normally. */
+  mirrorCleared: MirrorCleared | null;
 }
 
 export const INITIAL_STATUS: StoredStatus = {
@@ -41,6 +63,7 @@ export const INITIAL_STATUS: StoredStatus = {
   lastSyncAt: null,
   lastError: null,
   nextRetryAt: null,
+  stalled: null,
 };
 
 export async function readSyncStatus(db: ParleyDb): Promise<SyncStatus> {
@@ -51,6 +74,7 @@ export async function readSyncStatus(db: ParleyDb): Promise<SyncStatus> {
     const stuck = ordered.filter((op) => op.state === 'failed' || blocked.has(op.id));
     return {
       ...stored,
+      mirrorCleared: (await getMeta<MirrorCleared>(db, MIRROR_CLEARED_KEY)) ?? null,
       pendingCount: ordered.length - stuck.length,
       failed: stuck.map((op) => ({
         opId: op.id,

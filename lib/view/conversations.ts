@@ -39,3 +39,35 @@ export function defaultOrder<C extends Conversation>(rows: readonly C[]): C[] {
     (a, b) => Number(b.is_pinned) - Number(a.is_pinned) || activity(b) - activity(a) || b.created_at - a.created_at,
   );
 }
+
+/** The columns a user can sort the list by (the header buttons). */
+export type ConversationSortColumn = 'title' | 'pinned' | 'muted' | 'last_active' | 'last_opened' | 'created';
+export type ListSort<Column extends string> = { id: Column; desc: boolean } | null;
+
+export function conversationSortValue(c: Conversation, column: ConversationSortColumn): string | number {
+  switch (column) {
+    case 'title':
+      return conversationTitle(c).toLowerCase();
+    case 'pinned':
+      return Number(c.is_pinned);
+    case 'muted':
+      return Number(c.is_muted);
+    case 'last_active':
+      return c.last_active_at ?? 0;
+    case 'last_opened':
+      return c.last_opened_at ?? 0;
+    case 'created':
+      return c.created_at;
+  }
+}
+
+/** Sorts by one column (ties keep the default order). */
+export function sortConversations<C extends Conversation>(rows: readonly C[], sort: ListSort<ConversationSortColumn>): C[] {
+  const ordered = defaultOrder(rows);
+  if (!sort) return ordered;
+  const sign = sort.desc ? -1 : 1;
+  return ordered
+    .map((c, i) => ({ c, i, v: conversationSortValue(c, sort.id) }))
+    .sort((a, b) => (a.v < b.v ? -sign : a.v > b.v ? sign : a.i - b.i))
+    .map((x) => x.c);
+}

@@ -54,3 +54,27 @@ export function humanTime(seconds: number | null, now = Date.now()): string {
     ? date.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' })
     : date.toLocaleDateString(undefined, { year: 'numeric', month: 'short', day: 'numeric' });
 }
+
+/**
+ * Unix seconds → how long ago, as a messaging app says it: "just now", "5 min ago", "3 h ago",
+ * "yesterday", "4 days ago", then the date ("12 Mar", with the year when not this year).
+ */
+export function relativeTime(seconds: number | null, now = Date.now()): string {
+  if (seconds === null) return '—';
+  const ago = Math.max(0, Math.floor(now / 1000) - seconds);
+  if (ago < 60) return 'just now';
+  if (ago < 3600) return `${Math.floor(ago / 60)} min ago`;
+  const date = new Date(seconds * 1000);
+  const today = new Date(now);
+  if (date.toDateString() === today.toDateString()) return `${Math.floor(ago / 3600)} h ago`;
+  const yesterday = new Date(today.getFullYear(), today.getMonth(), today.getDate() - 1);
+  if (date.toDateString() === yesterday.toDateString()) return 'yesterday';
+  const days = Math.round((new Date(today.toDateString()).getTime() - new Date(date.toDateString()).getTime()) / 86_400_000);
+  if (days < 7) return `${days} days ago`;
+  return date.toLocaleDateString(undefined, { month: 'short', day: 'numeric', ...(date.getFullYear() === today.getFullYear() ? {} : { year: 'numeric' }) });
+}
+
+/** Unix seconds → the full local date and time (for a title, next to a relative time). */
+export function fullTime(seconds: number): string {
+  return new Date(seconds * 1000).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+}

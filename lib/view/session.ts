@@ -1,47 +1,242 @@
-// The signed-in session on this device: the token, kept in localStorage, and the key that names
-// the user's local database. The key is a hash of the token, not the token (nothing secret in names).
+// The signed-in session on this device: the token and the local database it works on, kept in
+// localStorage. The database belongs to a USER, not to a token: a new token of the same user
+// keeps the database (and its unsynced changes); a token of anyone else never gets to send them.
+// Everything here is plain TypeScript over injected storage, fetch and IndexedDB, so it is tested
+// against the real server (tests/sync/identity.test.ts).
+import type { DexieOptions } from 'dexie';
+import { anonymousDatabaseName, legacyDatabaseName, openSyncDb, userDatabaseName, type ParleyDb } from '../sync/db';
+import type { FetchLike } from '../sync/http';
+import type { CheckFailure, WhoAmI } from '../sync/identity';
+import { addReports, forgetOpenedFiles, NOTHING_REMOVED, removeDatabase, type RemovalReport } from '../sync/removal';
+import { entryFor, readRegistry, register, unregister, type LocalDatabase, type StorageLike } from './device';
+import { humanSize } from './format';
+
+export type { StorageLike } from './device';
+
+/**
+ * The identity checks validate answers with the shared zod schemas: loaded when a check is due
+ * (signing in, or a database whose owner is unknown), not with the first screen.
+ */
+const identity = () => import('../sync/identity');
 
 const TOKEN_KEY = 'parley:token';
+const DATABASE_KEY = 'parley:database';
 
-export interface StorageLike {
-  getItem(key: string): string | null;
-  setItem(key: string, value: string): void;
-  removeItem(key: string): void;
+export interface LocalSession {
+  token: string;
+  /** IndexedDB name of the user's database. */
+  database: string;
+}
+
+/** What the session logic needs from the outside world (the browser's, or a test's). */
+export interface DeviceDeps {
+  storage: StorageLike;
+  fetch: FetchLike;
+  /** The origin serving /v1 (location.origin in the app). */
+  baseUrl: string;
+  /** Per request of the identity checks; an answer that does not come in time is "unreachable". */
+  requestTimeoutMs?: number;
+  /** Tests hand in fake-indexeddb here. */
+  dexie?: DexieOptions;
+  /** Asks whose a token is somewhere the schemas are loaded already (the sync worker); default: here. */
+  whoAmI?: (token: string) => Promise<WhoAmI>;
+  /** window.caches; null where there is none (plain-http LAN origins). */
+  caches?: CacheStorage | null;
 }
 
 export function loadToken(storage: StorageLike): string | null {
   return storage.getItem(TOKEN_KEY);
 }
-export function saveToken(storage: StorageLike, token: string): void {
-  storage.setItem(TOKEN_KEY, token);
+
+function save(storage: StorageLike, session: LocalSession): void {
+  // Database first: a token without it would be taken for an earlier version's session.
+  storage.setItem(DATABASE_KEY, session.database);
+  storage.setItem(TOKEN_KEY, session.token);
 }
-export function forgetToken(storage: StorageLike): void {
+
+function forget(storage: StorageLike): void {
   storage.removeItem(TOKEN_KEY);
+  storage.removeItem(DATABASE_KEY);
 }
 
-/** cyrb53: a fast 53-bit string hash; works where crypto.subtle does not (plain-http LAN origins). */
-export function userKeyFor(token: string): string {
-  let h1 = 0xdeadbeef;
-  let h2 = 0x41c6ce57;
-  for (let i = 0; i < token.length; i++) {
-    const ch = token.charCodeAt(i);
-    h1 = Math.imul(h1 ^ ch, 2654435761);
-    h2 = Math.imul(h2 ^ ch, 1597334677);
+/**
+ * The session saved on this device, if any; needs no network. A token saved by an earlier
+ * version (databases were named after the token) adopts that database, outbox and all.
+ */
+export function resumeSession(deps: DeviceDeps): LocalSession | null {
+  const token = loadToken(deps.storage);
+  if (!token) return null;
+  const database = deps.storage.getItem(DATABASE_KEY);
+  if (database) {
+    const entry = entryFor(deps.storage, database);
+    if (entry?.removing) {
+      // A sign-out was interrupted after it began removing this database: it stays signed out.
+      forget(deps.storage);
+      return null;
+    }
+    if (!entry) register(deps.storage, { name: database, origin: deps.baseUrl, userId: null });
+    return { token, database };
   }
-  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
-  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
-  return (4294967296 * (2097151 & h2) + (h1 >>> 0)).toString(36);
+  const session = { token, database: legacyDatabaseName(token) };
+  register(deps.storage, { name: session.database, origin: deps.baseUrl, userId: null, legacy: true });
+  save(deps.storage, session);
+  return session;
 }
 
-export type SignInCheck = { ok: true } | { ok: false; reason: 'rejected' | 'unreachable' | 'server' };
+/**
+ * Records whose database this is, where that is still unknown (an adopted one, or one made
+ * against a server without /v1/me that has it now). Best effort: offline it waits for next time.
+ * The session's token is the one this database was made or accepted with, so its user is the owner.
+ */
+export async function learnOwner(deps: DeviceDeps, session: LocalSession): Promise<void> {
+  const entry = entryFor(deps.storage, session.database);
+  if (!entry || entry.userId !== null) return;
+  const who = deps.whoAmI ? await deps.whoAmI(session.token) : await (await identity()).whoAmI(deps, session.token);
+  const current = entryFor(deps.storage, session.database);
+  if (who.kind === 'user' && current && current.userId === null) register(deps.storage, { ...current, userId: who.id });
+}
 
-/** Asks the server whether it accepts the token, before anything is stored. */
-export async function checkToken(baseUrl: string, token: string, fetchFn: typeof fetch = fetch): Promise<SignInCheck> {
-  try {
-    const response = await fetchFn(`${baseUrl}/v1/conversations?limit=1`, { headers: { authorization: `Bearer ${token}` } });
-    if (response.ok) return { ok: true };
-    return { ok: false, reason: response.status === 401 ? 'rejected' : 'server' };
-  } catch {
-    return { ok: false, reason: 'unreachable' };
+export type SignInResult = { ok: true; session: LocalSession } | { ok: false; reason: CheckFailure };
+
+/** A fresh sign-in: checks the token, then finds the user's database on this device or names a new one. */
+export async function signIn(deps: DeviceDeps, token: string): Promise<SignInResult> {
+  await finishRemovals(deps);
+  const { whoAmI, probeIdsOf, probeSameUser } = await identity();
+  const who = await whoAmI(deps, token);
+  if (who.kind !== 'user' && who.kind !== 'unnamed') return { ok: false, reason: who.kind };
+  const userId = who.kind === 'user' ? who.id : null;
+  const here = readRegistry(deps.storage).filter((e) => e.origin === deps.baseUrl);
+  let entry = userId === null ? undefined : here.find((e) => e.userId === userId);
+  // A database whose user is unknown is this user's only if the server proves it.
+  for (const candidate of here.filter((e) => e.userId === null)) {
+    if (entry) break;
+    const db = openSyncDb(candidate.name, deps.dexie);
+    const ids = await probeIdsOf(db).finally(() => db.close());
+    const probe = await probeSameUser(deps, token, ids);
+    if (probe.kind === 'same') entry = candidate;
+    // Unanswered: rather ask again than start an empty database beside the user's own.
+    else if (probe.kind !== 'other' && probe.kind !== 'nothing-to-probe') return { ok: false, reason: probe.kind };
   }
+  const name = entry?.name ?? (userId === null ? anonymousDatabaseName() : userDatabaseName(deps.baseUrl, userId));
+  register(deps.storage, { ...entry, name, origin: deps.baseUrl, userId: entry?.userId ?? userId, removing: undefined });
+  const session = { token, database: name };
+  save(deps.storage, session);
+  return { ok: true, session };
+}
+
+export type SignInAgainResult =
+  | { ok: true; session: LocalSession }
+  | { ok: false; reason: CheckFailure }
+  /** The token is someone else's: `by` says how we know. Nothing was sent. */
+  | { ok: false; reason: 'other-user'; by: 'me' | 'probe'; unsynced: number }
+  /** Neither /v1/me nor a probe could tell, and there are unsynced changes: refused to be safe. */
+  | { ok: false; reason: 'unproven'; unsynced: number };
+
+/**
+ * "Sign in again" after the server stopped accepting the session's token. Accepted only for
+ * the same user as the session's database, so its unsynced changes can never be replayed into
+ * another account. On success the token is saved; the caller hands it to the sync worker.
+ */
+export async function signInAgain(deps: DeviceDeps, session: LocalSession, db: ParleyDb, token: string): Promise<SignInAgainResult> {
+  const entry: LocalDatabase = entryFor(deps.storage, session.database) ?? { name: session.database, origin: deps.baseUrl, userId: null };
+  const { whoAmI, probeIdsOf, probeSameUser } = await identity();
+  const who = await whoAmI(deps, token);
+  if (who.kind !== 'user' && who.kind !== 'unnamed') return { ok: false, reason: who.kind };
+  let same: boolean | null;
+  let by: 'me' | 'probe' = 'me';
+  if (who.kind === 'user' && entry.userId !== null) {
+    same = who.id === entry.userId;
+  } else {
+    by = 'probe';
+    const probe = await probeSameUser(deps, token, await probeIdsOf(db));
+    if (probe.kind === 'same' || probe.kind === 'other') same = probe.kind === 'same';
+    else if (probe.kind === 'nothing-to-probe') same = null;
+    else return { ok: false, reason: probe.kind };
+  }
+  const unsynced = await db.outbox.count();
+  if (same === false) return { ok: false, reason: 'other-user', by, unsynced };
+  // Unproven but nothing unsynced: the database holds nothing from the server either (no
+  // conversation to probe with), so nothing can cross accounts.
+  if (same === null && unsynced > 0) return { ok: false, reason: 'unproven', unsynced };
+  if (who.kind === 'user' && entry.userId === null) register(deps.storage, { ...entry, userId: who.id });
+  const next = { token, database: session.database };
+  save(deps.storage, next);
+  return { ok: true, session: next };
+}
+
+/**
+ * Sign-out: removes every local database of the session's user (all registered to them, the
+ * adopted legacy one included), the opened-files cache, and the session. Returns what went.
+ */
+export async function signOut(deps: DeviceDeps, session: LocalSession): Promise<RemovalReport> {
+  const owner = entryFor(deps.storage, session.database)?.userId ?? null;
+  const doomed = readRegistry(deps.storage).filter(
+    (e) => e.name === session.database || (owner !== null && e.origin === deps.baseUrl && e.userId === owner),
+  );
+  if (!doomed.some((e) => e.name === session.database)) doomed.push({ name: session.database, origin: deps.baseUrl, userId: owner });
+  // Marked first: if the app is closed half-way, the next start finishes the job.
+  for (const entry of doomed) register(deps.storage, { ...entry, removing: true });
+  forget(deps.storage);
+  return removeMarked(deps);
+}
+
+/** Finishes a sign-out that was interrupted (called at start and before signing in). */
+export async function finishRemovals(deps: DeviceDeps): Promise<void> {
+  if (readRegistry(deps.storage).some((e) => e.removing)) await removeMarked(deps);
+}
+
+async function removeMarked(deps: DeviceDeps): Promise<RemovalReport> {
+  let report = { ...NOTHING_REMOVED, openedDocuments: await forgetOpenedFiles(deps.caches ?? null, deps.dexie) };
+  for (const entry of readRegistry(deps.storage).filter((e) => e.removing)) {
+    report = addReports(report, await removeDatabase(entry.name, deps.dexie));
+    unregister(deps.storage, [entry.name]);
+  }
+  return report;
+}
+
+// ---- What the screens say. ----
+
+const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
+export function signInProblem(result: Exclude<SignInAgainResult, { ok: true }>): string {
+  switch (result.reason) {
+    case 'rejected':
+      return 'The server did not accept this token. Check it and try again.';
+    case 'unreachable':
+      return 'The server cannot be reached. Signing in needs the network once; try again when online.';
+    case 'server':
+      return 'The server answered with an error. Try again in a moment.';
+    case 'other-user': {
+      const why =
+        result.by === 'me'
+          ? 'This token belongs to a different account than the one signed in on this device.'
+          : 'This token belongs to a different account: the server does not know the conversations on this device under it.';
+      return `${why} ${kept(result.unsynced)}`;
+    }
+    case 'unproven':
+      return (
+        'The server cannot confirm that this token belongs to the account you were signed in with ' +
+        '(it cannot say whose a token is, and this device holds no conversation from it to check with). ' +
+        kept(result.unsynced)
+      );
+  }
+}
+
+function kept(unsynced: number): string {
+  if (unsynced === 0) return 'Use a token of that account, or sign out first.';
+  return (
+    `Your ${plural(unsynced, 'unsynced change')} belong${unsynced === 1 ? 's' : ''} to the account you were signed in with; ` +
+    'nothing was sent and they are kept. Use a token of that account, or sign out, which discards them.'
+  );
+}
+
+export function describeRemoval(report: RemovalReport): string {
+  const parts = [
+    plural(report.conversations, 'conversation'),
+    plural(report.files, 'file'),
+    plural(report.openedDocuments, 'opened document'),
+    plural(report.unsyncedChanges, 'unsynced change'),
+  ];
+  const bytes = report.uploadBytes > 0 ? ` (with ${humanSize(report.uploadBytes)} of files waiting to upload)` : '';
+  return `Removed from this device: ${parts.join(', ')}${bytes}.`;
 }

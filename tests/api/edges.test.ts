@@ -1,7 +1,5 @@
 // Failure paths at the edges: aborted uploads, oversized bodies, hostile Host headers, stray queries.
-import fs from 'node:fs';
 import net from 'node:net';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, expectError } from '../helpers/api';
 import { startTarget } from '../helpers/target';
@@ -18,7 +16,8 @@ beforeAll(async () => {
 });
 afterAll(() => s.stop());
 
-const tempFiles = () => fs.readdirSync(path.join(s.dataDir, 'tmp'));
+/** What unfinished writes left: temp files on disk, incomplete multipart uploads in a bucket. */
+const unfinishedWrites = () => s.blobs.unfinished();
 
 /** Sends raw bytes over a socket and returns what came back (until the server closes or `ms`). */
 function raw(request: string | Buffer, { closeAfterSend = false, ms = 1500 } = {}): Promise<string> {
@@ -47,14 +46,14 @@ describe('edges', () => {
     await raw(
       Buffer.concat([
         Buffer.from(
-          `POST /v1/files HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${s.tokens.alice}\r\n` +
+          `POST /v1/files HTTP/1.1\r\nHost: 127.0.0.1:${s.port}\r\nAuthorization: Bearer ${s.tokens.alice}\r\n` +
             `Content-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: ${body.length + 1_000_000}\r\n\r\n`,
         ),
         body,
       ]),
       { closeAfterSend: true },
     );
-    await expect.poll(() => tempFiles(), { timeout: 5000 }).toEqual([]);
+    await expect.poll(() => unfinishedWrites(), { timeout: 5000 }).toEqual([]);
     const after = (await alice.get(`/v1/files?conversation_id=${conversationId}&limit=100`)).body.data.length;
     expect(after).toBe(before);
   });
@@ -65,14 +64,13 @@ describe('edges', () => {
     expect((await alice.get('/v1/conversations?limit=100')).body.data.some((c: any) => c.contact_id === 'x')).toBe(false);
   });
 
-  it('a hostile Host header never reaches file_url', async () => {
+  it('a hostile Host header never reaches file_url: 400, whichever server answers', async () => {
     await alice.upload({ conversation_id: conversationId }, { name: 'host.txt', bytes: 'h' });
     const answer = await raw(
       `GET /v1/files?conversation_id=${conversationId} HTTP/1.1\r\nHost: evil.example"><script>\r\nAuthorization: Bearer ${s.tokens.alice}\r\nConnection: close\r\n\r\n`,
     );
-    if (process.env.PARLEY_TEST_VIA_PROXY === '1') return; // the proxy answers for its own origin
-    expect(answer).toMatch(/^HTTP\/1.1 200/);
-    expect(answer).toContain('"file_url":"http://localhost/files/host.txt');
+    expect(answer).toMatch(/^HTTP\/1.1 400/);
+    expect(answer).toContain('"param":"Host"');
     expect(answer).not.toContain('evil.example');
   });
 

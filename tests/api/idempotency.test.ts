@@ -1,5 +1,3 @@
-import fs from 'node:fs';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client } from '../helpers/api';
 import { startTarget } from '../helpers/target';
@@ -9,10 +7,8 @@ let s: TestServer;
 let alice: ReturnType<typeof client>;
 let conversationId: string;
 
-const blobs = () => {
-  const root = path.join(s.dataDir, 'files');
-  return fs.readdirSync(root).flatMap((shard) => fs.readdirSync(path.join(root, shard))).length;
-};
+/** Stored blobs, through the store's own listing (disk or object store). */
+const blobs = async () => (await s.blobs.stored()).length;
 const key = (k: string) => ({ 'idempotency-key': k });
 
 beforeAll(async () => {
@@ -36,21 +32,21 @@ describe('Idempotency-Key', () => {
   });
 
   it('a repeated upload with a new multipart boundary stores one file', async () => {
-    const before = blobs();
+    const before = await blobs();
     const send = () => alice.upload({ conversation_id: conversationId }, { name: 'scan.pdf', bytes: '%PDF same bytes' }, { headers: key('op-upload-1') });
     const a = await send();
     const b = await send();
     expect(a.status).toBe(201);
     expect(b.body).toEqual(a.body);
     expect(b.headers.get('idempotent-replayed')).toBe('true');
-    expect(blobs()).toBe(before + 1);
+    expect(await blobs()).toBe(before + 1);
     const files = await alice.get(`/v1/files?conversation_id=${conversationId}&limit=100`);
     expect(files.body.data.filter((f: any) => f.filename === 'scan.pdf').length).toBe(1);
-    expect(fs.readdirSync(path.join(s.dataDir, 'tmp'))).toEqual([]);
+    expect(await s.blobs.unfinished()).toEqual([]);
   });
 
   it('concurrent repeats run once', async () => {
-    const before = blobs();
+    const before = await blobs();
     const results = await Promise.all(
       Array.from({ length: 6 }, () =>
         alice.upload({ conversation_id: conversationId }, { name: 'burst.txt', bytes: 'burst' }, { headers: key('op-burst') }),
@@ -59,7 +55,7 @@ describe('Idempotency-Key', () => {
     const ids = new Set(results.map((r) => r.body.id));
     expect(results.every((r) => r.status === 201)).toBe(true);
     expect(ids.size).toBe(1);
-    expect(blobs()).toBe(before + 1);
+    expect(await blobs()).toBe(before + 1);
   });
 
   it('the same key on a different body, method or path: 409 idempotency_conflict', async () => {

@@ -49,9 +49,17 @@ function conforms(template: string, method: string, r: CallResult) {
 describe('OpenAPI 3.1 document', () => {
   it('is served at /v1/openapi.json and describes every operation', () => {
     expect(doc.openapi).toBe('3.1.0');
-    expect(Object.keys(doc.paths).sort()).toEqual(['/v1/conversations', '/v1/conversations/{id}', '/v1/files', '/v1/files/{id}']);
+    expect(Object.keys(doc.paths).sort()).toEqual([
+      '/v1/conversations',
+      '/v1/conversations/{id}',
+      '/v1/events',
+      '/v1/events/stream',
+      '/v1/files',
+      '/v1/files/{id}',
+      '/v1/me',
+    ]);
     const ops = Object.values(doc.paths).flatMap((p: any) => Object.keys(p).filter((k) => k !== 'parameters'));
-    expect(ops.length).toBe(10);
+    expect(ops.length).toBe(13);
   });
 
   it('real responses of every operation conform to it', async () => {
@@ -73,8 +81,18 @@ describe('OpenAPI 3.1 document', () => {
     conforms('/v1/files/{id}', 'get', await alice.get(`/v1/files/${file.body.id}`));
     conforms('/v1/files/{id}', 'put', await alice.put(`/v1/files/${file.body.id}`, { form: { filename: 'renamed.pdf' } }));
     conforms('/v1/files/{id}', 'put', await alice.put(`/v1/files/${file.body.id}`, { form: { filename: '' } })); // 400
+    conforms('/v1/files/{id}', 'put', await alice.put(`/v1/files/${file.body.id}`, { json: { filename: 'a\u202Eb.pdf' } })); // 400
+    conforms('/v1/files/{id}', 'delete', await alice.del(`/v1/files/${file.body.id}?force=1`)); // 400: unknown query parameter
+    conforms('/v1/conversations/{id}', 'put', await alice.put(`/v1/conversations/${id}?is_pinned=true`)); // 400
     conforms('/v1/files/{id}', 'delete', await alice.del(`/v1/files/${file.body.id}`));
     conforms('/v1/conversations/{id}', 'delete', await alice.del(`/v1/conversations/${id}`));
+    const head = await alice.get('/v1/events?limit=0');
+    conforms('/v1/events', 'get', head);
+    conforms('/v1/events', 'get', await alice.get('/v1/events?after=0&limit=1000'));
+    conforms('/v1/events', 'get', await alice.get('/v1/events?after=x')); // 400
+    conforms('/v1/events', 'get', await alice.get(`/v1/events?after=${Number(head.body.next) + 1_000_000}`)); // 410
+    conforms('/v1/me', 'get', await alice.get('/v1/me'));
+    conforms('/v1/me', 'get', await alice.get('/v1/me', { token: null })); // 401
   });
 
   it('the checker itself rejects a body that does not match', () => {

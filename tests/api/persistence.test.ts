@@ -14,7 +14,9 @@ let s: TestServer;
 let alice: ReturnType<typeof client>;
 
 beforeAll(async () => {
-  s = await startTarget();
+  // Restarts here play a start long after a crash: the start-up sweep takes what is older than
+  // its grace period (an hour by default, as another instance may be uploading; tests/ops/instances).
+  s = await startTarget({ sweepGraceMs: 0 });
   alice = client(() => s.baseUrl, s.tokens.alice);
 });
 afterAll(() => s.stop());
@@ -40,14 +42,15 @@ describe('persistence', () => {
   it('the start-up sweep removes orphaned bytes and temporary files, keeps live ones', async () => {
     const c = (await alice.post('/v1/conversations', { json: { contact_id: 'sweep' } })).body;
     const f = (await alice.upload({ conversation_id: c.id }, { name: 'live.txt', bytes: 'live' })).body;
-    // What a crash leaves: bytes renamed into place whose row never committed, and a half-written temp file.
-    const orphanDir = path.join(s.dataDir, 'files', 'zz');
-    fs.mkdirSync(orphanDir, { recursive: true });
-    fs.writeFileSync(path.join(orphanDir, 'zzOrphanKeyWithoutRow000'), 'orphan');
-    fs.writeFileSync(path.join(s.dataDir, 'tmp', 'crashed.part'), 'partial');
+    // What a crash leaves: bytes stored whose row never committed, and an unfinished write (a
+    // half-written temp file on disk, an incomplete multipart upload in a bucket).
+    await s.blobs.plantOrphan('zzOrphanKeyWithoutRow000', 'orphan');
+    await s.blobs.plantUnfinished();
+    expect(await s.blobs.stored()).toContain('zzOrphanKeyWithoutRow000');
+    expect(await s.blobs.unfinished()).toHaveLength(1);
     await s.restart();
-    expect(fs.existsSync(path.join(orphanDir, 'zzOrphanKeyWithoutRow000'))).toBe(false);
-    expect(fs.readdirSync(path.join(s.dataDir, 'tmp'))).toEqual([]);
+    expect(await s.blobs.stored()).not.toContain('zzOrphanKeyWithoutRow000');
+    expect(await s.blobs.unfinished()).toEqual([]);
     expect((await client(() => s.baseUrl).get(assetPath(f.file_url))).text).toBe('live');
   });
 });

@@ -1,4 +1,6 @@
 // Shared steps for the browser tests: the server is checked and seeded through /v1 directly.
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { expect, type APIRequestContext, type Page, type TestInfo } from '@playwright/test';
 import { APP_PORT, E2E_TOKENS } from '../../playwright.config';
@@ -76,4 +78,18 @@ export async function openConversation(page: Page, title: string) {
 export async function screenshot(page: Page, info: TestInfo, name: string) {
   // Kept as artifacts: test-results/screenshots/<viewport>-<screen>.png
   await page.screenshot({ path: path.join('test-results', 'screenshots', `${info.project.name}-${name}.png`) });
+}
+
+const AXE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/**
+ * WCAG 2.1 AA violations axe finds on the page, one line each. Axe is injected as a script tag,
+ * so the page's context needs `bypassCSP: true` (the app's CSP refuses inline scripts, as it should).
+ */
+export async function accessibilityViolations(page: Page): Promise<string[]> {
+  await page.addScriptTag({ content: AXE });
+  return page.evaluate(async () => {
+    const result = await (window as any).axe.run(document, { runOnly: ['wcag2a', 'wcag2aa', 'wcag21aa'] });
+    return result.violations.map((v: any) => `${v.id}: ${v.help} (${v.nodes.map((n: any) => n.target.join(' ')).slice(0, 3).join(', ')})`);
+  });
 }

@@ -1,20 +1,10 @@
 // Every screen at both viewports: screenshots as artifacts, an accessibility scan, the CSP, and
 // names rendered as text.
-import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import { expect, test, type Page } from '@playwright/test';
-import { api, base, expectAllSynced, openConversation, screenshot, signIn, unique } from './helpers';
+import { accessibilityViolations, api, base, expectAllSynced, openConversation, screenshot, signIn, unique } from './helpers';
 
-const AXE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 /** axe-core's WCAG 2.1 A/AA rules; the page is loaded with CSP bypassed only to inject axe itself. */
-async function accessibilityViolations(page: Page) {
-  await page.addScriptTag({ content: AXE });
-  return page.evaluate(async () => {
-    const result = await (window as any).axe.run(document, { runOnly: ['wcag2a', 'wcag2aa', 'wcag21aa'] });
-    return result.violations.map((v: any) => `${v.id}: ${v.help} (${v.nodes.map((n: any) => n.target.join(' ')).slice(0, 3).join(', ')})`);
-  });
-}
 
 test('screens: screenshots, accessibility, names shown as text', async ({ browser, request }, info) => {
   const context = await browser.newContext({ ...info.project.use, bypassCSP: true });

@@ -2,9 +2,9 @@
 // the same TestServer interface, so the API suite runs unchanged through the proxy.
 import type http from 'node:http';
 import { readConfig } from '../../lib/config';
-import { createProxy, type ApiProxy } from '../../lib/api/proxy';
-import { createHttpServer, listen } from '../../lib/api/node-server';
-import { startTestServer, type TestServer } from './server';
+import { createProxy, type ApiProxy } from '../../lib/proxy/proxy';
+import { createHttpServer, listen } from '../../lib/api/http/node-server';
+import { startTestServer, type TestServer, type TestServerOptions } from './server';
 
 const quiet = { log: () => {}, error: () => {} };
 
@@ -19,7 +19,7 @@ export interface ProxyServer {
 export async function startProxy(upstreamBaseUrl: string, env: Record<string, string> = {}): Promise<ProxyServer> {
   const config = readConfig({ UPSTREAM_BASE_URL: upstreamBaseUrl, ...env });
   const proxy = createProxy(config, quiet);
-  const server: http.Server = createHttpServer((request) => proxy.dispatch(request));
+  const server: http.Server = createHttpServer((request) => proxy.dispatch(request), undefined, config);
   const port = await listen(server, 0, '127.0.0.1');
   return {
     baseUrl: `http://127.0.0.1:${port}`,
@@ -34,20 +34,32 @@ export async function startProxy(upstreamBaseUrl: string, env: Record<string, st
   };
 }
 
-export async function startProxiedServer(options: { env?: Record<string, string> } = {}): Promise<TestServer> {
-  const upstream = await startTestServer({ env: options.env });
-  // Proxy-side settings only: the upstream's own env (tokens, limits) belongs to the upstream.
-  const front = await startProxy(upstream.baseUrl, { UPSTREAM_CONNECT_TIMEOUT_MS: '2000', UPSTREAM_IDLE_TIMEOUT_MS: '30000' });
+const HTTP_TIMEOUTS = ['HEADERS_TIMEOUT_MS', 'BODY_IDLE_TIMEOUT_MS', 'REQUEST_TIMEOUT_MS'];
+
+export async function startProxiedServer(options: Omit<TestServerOptions, 'dataDir'> & { edgeEnv?: Record<string, string> } = {}): Promise<TestServer> {
+  const { edgeEnv, ...upstreamOptions } = options;
+  const upstream = await startTestServer(upstreamOptions);
+  // Proxy-side settings only: the upstream's own env (tokens, limits) belongs to the upstream. The
+  // HTTP timeouts are the front's too: it is the server a stalled client talks to.
+  const timeouts = Object.fromEntries(Object.entries(options.env ?? {}).filter(([name]) => HTTP_TIMEOUTS.includes(name)));
+  const front = await startProxy(upstream.baseUrl, {
+    UPSTREAM_CONNECT_TIMEOUT_MS: '2000',
+    UPSTREAM_IDLE_TIMEOUT_MS: '30000',
+    ...timeouts,
+    ...edgeEnv,
+  });
   return {
     baseUrl: front.baseUrl,
     port: front.port,
     get dataDir() {
       return upstream.dataDir;
     },
+    databaseUrl: upstream.databaseUrl,
     get service() {
       return upstream.service;
     },
     tokens: upstream.tokens,
+    blobs: upstream.blobs,
     restart: () => upstream.restart(),
     stop: async () => {
       await front.stop();

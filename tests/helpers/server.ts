@@ -4,8 +4,11 @@ import os from 'node:os';
 import path from 'node:path';
 import type http from 'node:http';
 import { readConfig } from '../../lib/config';
-import { ApiService } from '../../lib/api/service';
-import { createHttpServer, listen } from '../../lib/api/node-server';
+import { ApiService, type Logger } from '../../lib/api/service';
+import { createHttpServer, listen } from '../../lib/api/http/node-server';
+import type { BlobStore } from '../../lib/api/storage/blob-store';
+import type { ServerLog } from '../../lib/api/http/log';
+import { blobInspector, type BlobInspector } from './blobs';
 
 export const TEST_TOKENS = { alice: 'alice-test-token-0123456789', bob: 'bob-test-token-9876543210' };
 
@@ -13,8 +16,12 @@ export interface TestServer {
   baseUrl: string;
   port: number;
   dataDir: string;
+  /** PostgreSQL connection string when the server runs on PostgreSQL, else null. */
+  databaseUrl: string | null;
   tokens: { alice: string; bob: string };
   service: ApiService;
+  /** What the server's blob store (disk or object store) holds. */
+  blobs: BlobInspector;
   stop(): Promise<void>;
   restart(): Promise<void>;
 }
@@ -25,7 +32,18 @@ export function tempDataDir(): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), 'parley-test-'));
 }
 
-export async function startTestServer(options: { env?: Record<string, string>; dataDir?: string } = {}): Promise<TestServer> {
+export interface TestServerOptions {
+  env?: Record<string, string>;
+  dataDir?: string;
+  /** Where the service logs (default: errors to the console). */
+  log?: Logger;
+  /** A blob store other than the default disk store of DATA_DIR. */
+  store?: (dataDir: string) => BlobStore;
+  /** The sweeps' grace period; 0 plays a start long after a crash (default: the service's). */
+  sweepGraceMs?: number;
+}
+
+export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const dataDir = options.dataDir ?? tempDataDir();
   const config = readConfig({
     DATA_DIR: dataDir,
@@ -36,8 +54,10 @@ export async function startTestServer(options: { env?: Record<string, string>; d
   let service: ApiService;
   let port = 0;
   const start = async () => {
-    ({ service } = await ApiService.open(config, quiet));
-    server = createHttpServer((request) => service.dispatch(request));
+    const log = options.log ?? quiet;
+    ({ service } = await ApiService.open(config, log, { store: options.store?.(config.dataDir), sweepGraceMs: options.sweepGraceMs }));
+    // A log that takes request records (jsonLog) gets them, as `npm start`'s does.
+    server = createHttpServer((request) => service.dispatch(request), undefined, config, 'request' in log ? { log: log as ServerLog } : {});
     port = await listen(server, port, '127.0.0.1');
   };
   const stop = async () => {
@@ -48,6 +68,7 @@ export async function startTestServer(options: { env?: Record<string, string>; d
     await service.close();
   };
   await start();
+  const blobs = blobInspector(config);
   return {
     get baseUrl() {
       return `http://127.0.0.1:${port}`;
@@ -58,9 +79,14 @@ export async function startTestServer(options: { env?: Record<string, string>; d
     get service() {
       return service;
     },
-    dataDir,
+    dataDir: config.dataDir,
+    databaseUrl: config.databaseUrl,
     tokens: TEST_TOKENS,
-    stop,
+    blobs,
+    stop: async () => {
+      await stop();
+      blobs.close();
+    },
     restart: async () => {
       await stop();
       await start();

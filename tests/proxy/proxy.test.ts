@@ -4,8 +4,8 @@ import { createHash } from 'node:crypto';
 import http from 'node:http';
 import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { isApiPath } from '../../lib/api/node-server';
-import { createProxy } from '../../lib/api/proxy';
+import { isApiPath } from '../../lib/api/http/node-server';
+import { createProxy } from '../../lib/proxy/proxy';
 import { readConfig } from '../../lib/config';
 import { client } from '../helpers/api';
 import { startProxy, type ProxyServer } from '../helpers/proxy-target';
@@ -182,7 +182,9 @@ describe('paths: only /v1 and /files on the one configured upstream', () => {
   it('refuses an absolute-form request target; the Host header chooses nothing either', async () => {
     const up = await recording();
     const decoy = await recording(); // "another host": must never be contacted
-    const proxy = await proxyTo(up.url);
+    // The decoy's name is an allowed Host here, so the request passes the Host check and the test
+    // shows that an allowed Host still chooses nothing about where the proxy forwards.
+    const proxy = await proxyTo(up.url, { ALLOWED_HOSTS: `127.0.0.1:${decoy.port}` });
     const absolute = await rawSocketRequest(
       proxy.port,
       `GET ${decoy.url}/v1/conversations HTTP/1.1\r\nHost: 127.0.0.1:${decoy.port}\r\nConnection: close\r\n\r\n`,
@@ -203,7 +205,9 @@ describe('paths: only /v1 and /files on the one configured upstream', () => {
         method: 'GET',
         path,
         query: new URLSearchParams(),
-        origin: 'http://app.example',
+        scheme: 'http',
+        host: 'localhost',
+        localPort: 80,
         header: () => null,
         body: null,
       });

@@ -1,58 +1,11 @@
 // @vitest-environment node
 // The engine's triggers: start, debounced requests after local writes, retry at the backoff's
 // time after a failure, periodic sync; and the status every tab reads.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Clock } from '../../lib/sync/engine';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { readSyncStatus } from '../../lib/sync/status';
 import { startTestServer, type TestServer } from '../helpers/server';
 import { makeDevice, serverConversations } from './harness';
-
-/** A clock whose timers fire when the test moves time forward. */
-class TimerClock implements Clock {
-  time = 1_700_000_000_000;
-  private timers = new Map<number, { at: number; fn: () => void }>();
-  private nextId = 1;
-  now() {
-    return this.time;
-  }
-  setTimeout(fn: () => void, ms: number) {
-    const id = this.nextId++;
-    this.timers.set(id, { at: this.time + ms, fn });
-    return id;
-  }
-  clearTimeout(handle: unknown) {
-    this.timers.delete(handle as number);
-  }
-  pending() {
-    return [...this.timers.values()].map((t) => t.at - this.time).sort((a, b) => a - b);
-  }
-  /** Move time forward, firing due timers in order. */
-  async advance(ms: number) {
-    const end = this.time + ms;
-    for (;;) {
-      const due = [...this.timers.entries()].filter(([, t]) => t.at <= end).sort((a, b) => a[1].at - b[1].at)[0];
-      if (!due) break;
-      this.timers.delete(due[0]);
-      this.time = due[1].at;
-      due[1].fn();
-      await settleMicrotasks();
-    }
-    this.time = end;
-  }
-}
-
-/** Let the engine's async work (real HTTP to the local server) finish. */
-async function settleMicrotasks() {
-  for (let i = 0; i < 20; i++) await new Promise((r) => setTimeout(r, 5));
-}
-
-async function until(check: () => Promise<boolean>) {
-  for (let i = 0; i < 200; i++) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error('condition not reached');
-}
+import { TimerClock } from './timer-clock';
 
 describe('engine triggers', () => {
   let server: TestServer;
@@ -63,9 +16,10 @@ describe('engine triggers', () => {
 
   it('start syncs, local writes are debounced into one sync, failures retry at their time, then periodic', async () => {
     const clock = new TimerClock();
-    const d = makeDevice(server.baseUrl, server.tokens.alice, { engine: { clock, periodMs: 30_000, debounceMs: 200 } });
+    const d = makeDevice(server.baseUrl, server.tokens.alice, { engine: { clock, withLock: clock.withLock, periodMs: 30_000, debounceMs: 200 } });
     d.engine.start();
-    await until(async () => (await readSyncStatus(d.db)).lastSyncAt !== null);
+    await clock.idle();
+    expect((await readSyncStatus(d.db)).lastSyncAt).toBe(clock.now());
     expect(clock.pending()).toEqual([30_000]); // periodic
 
     const conv = await d.client.createConversation({ contact_id: 'triggers' });
@@ -75,18 +29,37 @@ describe('engine triggers', () => {
     d.engine.requestSync(); // coalesced with the first
     const before = d.net.seen.length;
     await clock.advance(200);
-    await until(async () => (await readSyncStatus(d.db)).nextRetryAt !== null);
+    expect((await readSyncStatus(d.db)).nextRetryAt).toBe(clock.now() + 750);
     expect(d.net.seen.slice(before).filter((r) => r.method === 'POST')).toHaveLength(1);
     const status = await readSyncStatus(d.db);
     expect(status).toMatchObject({ pendingCount: 2, lastError: 'server', syncing: false });
     // The retry is scheduled at the backoff's time (750 ms with random() = 0.5), not the period.
     expect(clock.pending()).toEqual([750]);
     await clock.advance(750);
-    await until(async () => (await readSyncStatus(d.db)).pendingCount === 0);
+    expect((await readSyncStatus(d.db)).pendingCount).toBe(0);
     expect((await serverConversations(server.baseUrl, server.tokens.alice)).find((c) => c.contact_id === 'triggers')?.is_muted).toBe(true);
-    await until(async () => clock.pending().length === 1 && clock.pending()[0] === 30_000);
+    expect(clock.pending()).toEqual([30_000]); // periodic again
     d.engine.stop();
     expect(clock.pending()).toEqual([]);
+    d.close();
+  });
+
+  it('a lost IndexedDB connection is reopened and the sync tried again', async () => {
+    const clock = new TimerClock();
+    const d = makeDevice(server.baseUrl, server.tokens.alice, { engine: { clock, withLock: clock.withLock, periodMs: 30_000 } });
+    await d.client.createConversation({ contact_id: 'reopened' });
+    // The browser drops the connection under the worker (Dexie 4 then refuses every operation
+    // with DatabaseClosedError and does not open again by itself).
+    d.db.close();
+    d.engine.start();
+    await clock.idle();
+    // The failed run's recovery (reopen, then schedule) runs after the run itself has settled.
+    await vi.waitFor(() => expect(clock.pending()).toEqual([1_000])); // tried again after the base backoff
+    expect(d.db.isOpen()).toBe(true);
+    await clock.advance(1_000);
+    expect(await readSyncStatus(d.db)).toMatchObject({ pendingCount: 0, lastError: null });
+    expect((await serverConversations(server.baseUrl, server.tokens.alice)).map((c) => c.contact_id)).toContain('reopened');
+    d.engine.stop();
     d.close();
   });
 
@@ -95,7 +68,7 @@ describe('engine triggers', () => {
     await d.client.createConversation({ contact_id: 'flap' });
     d.net.offline = true;
     await d.engine.syncOnce();
-    expect(await readSyncStatus(d.db)).toMatchObject({ online: false, pendingCount: 1, lastError: 'network' });
+    expect(await readSyncStatus(d.db)).toMatchObject({ online: false, pendingCount: 1, lastError: 'offline' });
     d.net.offline = false;
     d.clock.advance(10_000);
     await d.engine.syncOnce();

@@ -112,8 +112,6 @@ for (const idempotency of [true, false]) {
       // The request reaches the server, which stores the file; the tab dies before the answer.
       let reached!: () => void;
       const arrived = new Promise<void>((resolve) => (reached = resolve));
-      const realFetch = tab1.net.fetch;
-      (tab1.net as { fetch: typeof realFetch }).fetch = realFetch; // keep type
       const dying = makeDevice(server.baseUrl, server.tokens.alice, {
         indexedDB,
         name: 'shared',
@@ -190,6 +188,60 @@ describe('retryable, sign-in and refused answers', () => {
     d.clock.advance(1);
     await d.engine.syncOnce();
     expect(await d.db.outbox.count()).toBe(0);
+    d.close();
+  });
+
+  it('409 idempotency_in_progress: retried after Retry-After with the same key, never a dead letter', async () => {
+    const d = makeDevice(server.baseUrl, server.tokens.alice);
+    const temp = await d.client.createConversation({ contact_id: 'in-progress' });
+    await d.settle();
+    const id = await d.client.resolveId(temp);
+    await d.client.updateConversation(id, { is_pinned: true });
+    // The first PUT reaches the server and acts, its answer is lost; the retry finds it "still running".
+    d.net.inject('lose-response', 'PUT');
+    d.net.inject(
+      { status: 409, headers: { 'retry-after': '5' }, body: { type: 'invalid_request', code: 'idempotency_in_progress', message: 'a request with this key is still running' } },
+      'PUT',
+    );
+    expect((await d.engine.syncOnce()).push).toMatchObject({ kind: 'waiting', reason: 'network' });
+    d.clock.advance(10 * 60_000);
+    const busy = await d.engine.syncOnce();
+    expect(busy.push).toEqual({ kind: 'waiting', until: d.clock.now() + 5000, reason: 'in_progress' });
+    const [op] = await d.db.outbox.toArray();
+    expect(op).toMatchObject({ state: 'queued', outcomeUnknown: true });
+    expect(op!.keyVersion).toBeUndefined();
+    expect((await readSyncStatus(d.db)).failed).toEqual([]);
+    expect(await serverSupportsIdempotency(d.db)).toBe(true);
+
+    const puts = () => d.net.seen.filter((r) => r.method === 'PUT');
+    d.clock.advance(4999);
+    await d.engine.syncOnce();
+    expect(puts()).toHaveLength(2); // not before Retry-After
+    d.clock.advance(1);
+    await d.engine.syncOnce();
+    expect(await d.db.outbox.count()).toBe(0);
+    expect(puts()).toHaveLength(3);
+    expect(new Set(puts().map((r) => r.headers['Idempotency-Key'])).size).toBe(1);
+    expect((await serverConversations(server.baseUrl, server.tokens.alice)).find((c) => c.id === id)?.is_pinned).toBe(true);
+    expect((await d.db.conversations.get(id))?.syncState).toBe('synced');
+    d.close();
+  });
+
+  it('507 insufficient_storage is retried like any 5xx; the upload lands once', async () => {
+    const d = makeDevice(server.baseUrl, server.tokens.alice);
+    const temp = await d.client.createConversation({ contact_id: 'disk-full' });
+    await d.settle();
+    const id = await d.client.resolveId(temp);
+    await d.client.uploadFile({ conversationId: id }, { name: 'scan.txt', bytes: bytes('scan') });
+    d.net.inject({ status: 507, body: { type: 'api_error', code: 'insufficient_storage', message: 'disk full' } }, 'POST', /^\/v1\/files/);
+    const first = await d.engine.syncOnce();
+    expect(first.push).toMatchObject({ kind: 'waiting', reason: 'server' });
+    expect((await readSyncStatus(d.db)).failed).toEqual([]);
+    expect(await d.db.uploadChunks.count()).toBe(1);
+    await d.settle();
+    const files = await serverFiles(server.baseUrl, server.tokens.alice, id);
+    expect(files.map((f) => f.filename)).toEqual(['scan.txt']);
+    expect(await d.db.uploadChunks.count()).toBe(0);
     d.close();
   });
 

@@ -8,6 +8,9 @@ import { SyncEngine, type Clock, type EngineDeps } from '../../lib/sync/engine';
 import type { FetchLike } from '../../lib/sync/http';
 import { readSyncStatus } from '../../lib/sync/status';
 
+/** Server env for one with only the contract's endpoints (plus idempotency and /v1/me): no change feed. */
+export const PLAIN = { PARLEY_EXTENSIONS: 'idempotency,me' };
+
 export type Fault =
   /** The request never reaches the server. */
   | 'offline'
@@ -16,7 +19,9 @@ export type Fault =
   /** A slow link: the request leaves after this many (real) milliseconds. */
   | { delayMs: number }
   /** A synthetic answer; the server never sees the request. */
-  | { status: number; headers?: Record<string, string>; body?: unknown };
+  | { status: number; headers?: Record<string, string>; body?: unknown }
+  /** Something happens elsewhere (another device acts) just before this request is sent. */
+  | { before: () => Promise<void> };
 
 export interface SeenRequest {
   method: string;
@@ -47,7 +52,65 @@ export class FaultyNetwork {
     this.offline = false;
   }
 
+  /** Open live streams (GET /v1/events/stream), which tests can cut or silence. */
+  readonly streams = new Set<LiveStreamControl>();
+
+  /** Cuts every open live stream, as a network drop would. */
+  dropStreams(): void {
+    for (const stream of this.streams) stream.drop();
+  }
+
   readonly fetch: FetchLike = async (input, init) => {
+    const response = await this.send(input, init);
+    if (!new URL(input).pathname.startsWith('/v1/events/stream') || !response.body) return response;
+    return this.controlled(response);
+  };
+
+  /** Passes a stream's bytes through, until the test drops it or makes it go silent. */
+  private controlled(response: Response): Response {
+    const upstream = response.body!.getReader();
+    let stalled = false;
+    let control: LiveStreamControl;
+    const body = new ReadableStream<Uint8Array>({
+      start: (controller) => {
+        control = {
+          drop: () => {
+            this.streams.delete(control);
+            controller.error(new TypeError('network connection lost'));
+            void upstream.cancel().catch(() => {});
+          },
+          stall: () => {
+            stalled = true;
+          },
+        };
+        this.streams.add(control);
+        void (async () => {
+          try {
+            for (;;) {
+              const chunk = await upstream.read();
+              if (chunk.done) {
+                controller.close();
+                break;
+              }
+              if (!stalled) controller.enqueue(chunk.value);
+            }
+          } catch (error) {
+            try {
+              controller.error(error);
+            } catch {
+              // already dropped
+            }
+          } finally {
+            this.streams.delete(control);
+          }
+        })();
+      },
+      cancel: (reason) => upstream.cancel(reason),
+    });
+    return new Response(body, { status: response.status, headers: response.headers });
+  }
+
+  private send: FetchLike = async (input, init) => {
     const method = init?.method ?? 'GET';
     const url = new URL(input);
     const path = url.pathname + url.search;
@@ -55,11 +118,16 @@ export class FaultyNetwork {
     const fault: Fault | null = this.offline ? 'offline' : index >= 0 ? this.script.splice(index, 1)[0]!.fault : null;
     if (process.env.NETLOG) console.log('fetch', method, path, fault);
     this.seen.push({ method, path, headers: { ...(init?.headers as Record<string, string>) }, fault });
-    if (fault === 'offline') throw new TypeError('fetch failed (offline)');
+    // As Node's fetch fails when there is no route to the server: no connection was made.
+    if (fault === 'offline') throw new TypeError('fetch failed (offline)', { cause: Object.assign(new Error('connect ENETUNREACH'), { code: 'ENETUNREACH' }) });
     if (fault === 'lose-response') {
       const response = await fetch(input, init);
       await response.arrayBuffer(); // let the server finish; then the answer never arrives
       throw new TypeError('fetch failed (connection reset)');
+    }
+    if (fault && 'before' in fault) {
+      await fault.before();
+      return fetch(input, init);
     }
     if (fault && 'delayMs' in fault) {
       this.onDelay?.();
@@ -74,6 +142,13 @@ export class FaultyNetwork {
     }
     return fetch(input, init);
   };
+}
+
+export interface LiveStreamControl {
+  /** The connection breaks. */
+  drop(): void;
+  /** The connection stays open but nothing more arrives (a dead link the socket does not notice). */
+  stall(): void;
 }
 
 /** A clock tests move by hand; timers never fire on their own (tests call syncOnce). */

@@ -6,15 +6,15 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { outboxReads } from '../../lib/sync/replay';
 import { startTestServer, type TestServer } from '../helpers/server';
-import { makeDevice, otherDevice } from './harness';
+import { makeDevice, otherDevice, PLAIN } from './harness';
 
 const CONVERSATIONS = 30;
 
-describe('sync work does not grow with the square of the mirror', () => {
+for (const kind of ['plain', 'feed'] as const) describe(`sync work does not grow with the square of the mirror (${kind} server)`, () => {
   let server: TestServer;
   const ids: string[] = [];
   beforeAll(async () => {
-    server = await startTestServer();
+    server = await startTestServer({ env: kind === 'plain' ? PLAIN : {} });
     const other = otherDevice(server.baseUrl, server.tokens.alice);
     const created = await Promise.all(
       Array.from({ length: CONVERSATIONS }, (_, i) => other.createConversation({ contact_id: `scale-${i}` })),
@@ -30,7 +30,8 @@ describe('sync work does not grow with the square of the mirror', () => {
     const wholeReads = [vi.spyOn(files, 'filter'), vi.spyOn(files, 'toCollection'), vi.spyOn(files, 'toArray'), vi.spyOn(files, 'orderBy')];
     await d.settle();
     const scoped = d.net.seen.filter((r) => r.path.includes('conversation_id='));
-    expect(scoped.length).toBe(CONVERSATIONS); // every conversation holds one file: each is listed
+    // Every conversation holds one file: each is listed — or, with the feed, placed from its history.
+    expect(scoped.length).toBe(kind === 'plain' ? CONVERSATIONS : 0);
     expect(await d.db.files.where('conversationId').anyOf(ids).count()).toBe(CONVERSATIONS);
     // Unplaced files are found once per scan (and once for the files sweep), not per listing.
     const reads = wholeReads.reduce((sum, spy) => sum + spy.mock.calls.length, 0);
@@ -46,7 +47,9 @@ describe('sync work does not grow with the square of the mirror', () => {
     d.net.seen.length = 0;
     const report = await d.engine.syncOnce();
     expect(report.pull?.kind).toBe('done');
-    expect(d.net.seen.some((r) => r.path.startsWith('/v1/files?'))).toBe(true); // it did page through
+    if (kind === 'plain') expect(d.net.seen.some((r) => r.path.startsWith('/v1/files?'))).toBe(true); // it did page through
+    // With the feed: "anything after my cursor?" — one request.
+    else expect(d.net.seen.map((r) => r.path.replace(/after=\d+/, 'after=N'))).toEqual(['/v1/events?after=N&limit=1000']);
     expect(writes.map((spy) => spy.mock.calls.filter((call) => (Array.isArray(call[0]) ? call[0].length > 0 : true)).length)).toEqual(
       writes.map(() => 0),
     );

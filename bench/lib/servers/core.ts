@@ -2,7 +2,7 @@
 // without Next (not on the /v1 hot path). Env: DATA_DIR, PARLEY_TOKENS, MAX_UPLOAD_BYTES.
 import { readConfig } from '../../../lib/config';
 import { ApiService } from '../../../lib/api/service';
-import { createHttpServer, listen } from '../../../lib/api/node-server';
+import { createHttpServer, listen } from '../../../lib/api/http/node-server';
 
 const config = readConfig(process.env);
 const { service } = await ApiService.open(config, { log: () => {}, error: console.error });

@@ -1,0 +1,71 @@
+'use client';
+// A live query that runs at most once per `intervalMs`. Dexie's own live queries re-run on every
+// commit that touches what they read — during an initial sync that is every page the worker
+// writes. This one listens for commits to the named tables (Dexie's `storagemutated` event, which
+// also carries the worker's commits) and re-runs the query on the leading edge, then at most once
+// per interval while commits keep coming, so the screens stay current without competing with the
+// sync for IndexedDB.
+import { Dexie, type ObservabilitySet } from 'dexie';
+import { useEffect, useRef, useState } from 'react';
+
+export function useThrottledQuery<T>(
+  db: Dexie,
+  tables: readonly string[],
+  query: () => Promise<T>,
+  deps: readonly unknown[],
+  intervalMs = 250,
+): T | undefined {
+  const [value, setValue] = useState<T | undefined>(undefined);
+  const latest = useRef(query);
+  latest.current = query;
+
+  useEffect(() => {
+    let cancelled = false;
+    let running = false;
+    let dirty = false;
+    let lastRun = 0;
+    let timer: ReturnType<typeof setTimeout> | null = null;
+    const prefixes = tables.map((table) => `idb://${db.name}/${table}/`);
+
+    const run = async () => {
+      running = true;
+      dirty = false;
+      lastRun = Date.now();
+      try {
+        const result = await latest.current();
+        if (!cancelled) setValue(() => result);
+      } catch {
+        // The database is closing (sign-out) or was deleted: keep what is shown.
+      } finally {
+        running = false;
+        if (dirty) schedule();
+      }
+    };
+    const schedule = () => {
+      if (cancelled) return;
+      if (running) {
+        dirty = true;
+        return;
+      }
+      if (timer !== null) return;
+      timer = setTimeout(() => {
+        timer = null;
+        void run();
+      }, Math.max(0, lastRun + intervalMs - Date.now()));
+    };
+    const onMutated = (parts: ObservabilitySet) => {
+      if (Object.keys(parts).some((key) => prefixes.some((prefix) => key.startsWith(prefix)))) schedule();
+    };
+    Dexie.on('storagemutated', onMutated);
+    void run();
+    return () => {
+      cancelled = true;
+      Dexie.on.storagemutated.unsubscribe(onMutated);
+      if (timer !== null) clearTimeout(timer);
+    };
+    // The query's own inputs are in `deps`; `tables` and the interval are fixed per call site.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [db, ...deps]);
+
+  return value;
+}

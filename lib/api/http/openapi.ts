@@ -1,0 +1,306 @@
+// OpenAPI 3.1 description of /v1, built from the same zod schemas the server and tests use.
+import { z } from 'zod';
+import { ApiErrorBody, ChangeEvent, Conversation, ConversationPage, EventPage, FileObject, FilePage, Me } from '../../schemas';
+
+const schema = (s: z.ZodType) => {
+  const { $schema: _ignored, ...rest } = z.toJSONSchema(s, { target: 'draft-2020-12', io: 'output' }) as Record<string, unknown>;
+  return rest;
+};
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const json = (name: string) => ({ 'application/json': { schema: ref(name) } });
+const error = (description: string) => ({ description, content: json('Error') });
+const retryAfter = { 'Retry-After': { $ref: '#/components/headers/Retry-After' } };
+const retryable = (description: string) => ({ ...error(description), headers: retryAfter });
+
+const idParam = (name: string) => ({
+  name,
+  in: 'path',
+  required: true,
+  schema: { type: 'string', pattern: '^[A-Za-z0-9]{16}$' },
+});
+const boolQuery = (name: string, description: string) => ({
+  name,
+  in: 'query',
+  required: false,
+  description,
+  schema: { type: 'string', enum: ['true', 'false', '1', '0'] },
+});
+const pageParams = [
+  { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 100, default: 10 } },
+  { name: 'starting_after', in: 'query', required: false, schema: { type: 'string' }, description: 'id of an item in the list: the page after it' },
+  { name: 'ending_before', in: 'query', required: false, schema: { type: 'string' }, description: 'id of an item in the list: the page before it' },
+];
+const idempotencyKey = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description:
+    'Extension (advertised by the Idempotency response header): the first response below 500 for (user, key) is stored for 24 h and replayed for a repeat, with Idempotent-Replayed: true.',
+  schema: { type: 'string', minLength: 1, maxLength: 255 },
+};
+const common = {
+  '400': error('Invalid, missing or unknown parameter (query or body); malformed body; a Host that is not allowed'),
+  '401': error('Missing or unknown bearer token'),
+  '405': error('Method not allowed (see Allow)'),
+};
+/** What a write may answer when the storage cannot take it: retryable, nothing was stored. */
+const storage = {
+  '503': retryable('service_unavailable: the database is read-only or unreachable; retry after Retry-After'),
+  '507': retryable('insufficient_storage: the disk or the database is full; nothing was stored; retry later'),
+};
+const conflict = (also?: string) =>
+  retryable(
+    `${also ? `${also}, ` : ''}idempotency_conflict (the key was used for another request), or idempotency_in_progress ` +
+      '(a request with this key is still running: retry after Retry-After with the same key)',
+  );
+const formBody = (props: Record<string, unknown>, required: string[] = []) => {
+  const body = { type: 'object', properties: props, required, additionalProperties: false };
+  return {
+    content: {
+      'application/json': { schema: body },
+      'application/x-www-form-urlencoded': { schema: body },
+      'multipart/form-data': { schema: body },
+    },
+  };
+};
+
+/** Every response of every operation says whether the Idempotency-Key extension is on. */
+function advertiseIdempotency<T extends { paths: Record<string, Record<string, unknown>> }>(doc: T): T {
+  for (const item of Object.values(doc.paths)) {
+    for (const operation of Object.values(item)) {
+      const responses = (operation as { responses?: Record<string, { headers?: object }> }).responses;
+      for (const [status, response] of Object.entries(responses ?? {})) {
+        responses![status] = { ...response, headers: { ...response.headers, Idempotency: { $ref: '#/components/headers/Idempotency' } } };
+      }
+    }
+  }
+  return doc;
+}
+
+export function openApiDocument() {
+  return advertiseIdempotency(document());
+}
+
+function document() {
+  const boolInput = { oneOf: [{ type: 'boolean' }, { type: 'string', enum: ['true', 'false', '1', '0'] }] };
+  const secondsInput = { oneOf: [{ type: 'integer', minimum: 0 }, { type: 'string', pattern: '^\\d+$' }] };
+  const clearable = (s: object) => ({ oneOf: [s, { type: 'string', const: '' }, { type: 'null' }] });
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Parley /v1',
+      version: '1.0.0',
+      description:
+        'Conversations and files. Every operation is scoped to the user of the bearer token. ' +
+        'Query parameters other than a list\'s own are refused on every operation, writes included (400 parameter_unknown, ' +
+        'with the param); so are body fields outside an operation\'s own, __proto__ among them. Without ASSET_URL, a request ' +
+        'whose Host is not allowed (ALLOWED_HOSTS; by default this machine\'s names and addresses on the server\'s port) ' +
+        'is refused: 400 parameter_invalid, param Host.',
+    },
+    servers: [{ url: '/' }],
+    security: [{ bearer: [] }],
+    paths: {
+      '/v1/conversations': {
+        get: {
+          operationId: 'listConversations',
+          parameters: [
+            boolQuery('muted', 'true: only muted; false: only not muted'),
+            boolQuery('archived', 'true: only archived; false: only not archived'),
+            boolQuery('pinned', 'true: only pinned; false: only not pinned'),
+            { name: 'group_id', in: 'query', required: false, schema: { type: 'string' } },
+            ...pageParams,
+          ],
+          responses: { '200': { description: 'A page, newest first', content: json('ConversationPage') }, ...common },
+        },
+        post: {
+          operationId: 'createConversation',
+          parameters: [idempotencyKey],
+          requestBody: { required: true, ...formBody({ contact_id: { type: 'string' }, group_id: { type: 'string' } }) },
+          responses: {
+            '201': { description: 'Created', content: json('Conversation') },
+            ...common,
+            '409': conflict('conversation_exists (with existing_id)'),
+            '415': error('Unsupported Content-Type'),
+            ...storage,
+          },
+        },
+      },
+      '/v1/conversations/{id}': {
+        parameters: [idParam('id')],
+        get: {
+          operationId: 'retrieveConversation',
+          responses: { '200': { description: 'The conversation', content: json('Conversation') }, ...common, '404': error('No such conversation') },
+        },
+        put: {
+          operationId: 'updateConversation',
+          parameters: [idempotencyKey],
+          requestBody: formBody({
+            pinned_message_id: clearable({ type: 'string' }),
+            is_pinned: boolInput,
+            is_muted: boolInput,
+            archived_at: clearable(secondsInput),
+            last_opened_at: secondsInput,
+          }),
+          responses: {
+            '200': { description: 'The updated conversation', content: json('Conversation') },
+            ...common,
+            '404': error('No such conversation'),
+            '409': conflict(),
+            '415': error('Unsupported Content-Type'),
+            ...storage,
+          },
+        },
+        delete: {
+          operationId: 'deleteConversation',
+          parameters: [idempotencyKey],
+          responses: {
+            '204': { description: 'Deleted with its messages, files and bytes' },
+            ...common,
+            '404': error('No such conversation'),
+            '409': conflict(),
+            ...storage,
+          },
+        },
+      },
+      '/v1/me': {
+        get: {
+          operationId: 'retrieveMe',
+          description: 'Extension: the user the bearer token belongs to (a device keys its local data by user, not by token).',
+          responses: { '200': { description: 'The token’s user', content: json('Me') }, ...common },
+        },
+      },
+      '/v1/files': {
+        get: {
+          operationId: 'listFiles',
+          parameters: [{ name: 'conversation_id', in: 'query', required: false, schema: { type: 'string' } }, ...pageParams],
+          responses: { '200': { description: 'A page, newest first', content: json('FilePage') }, ...common, '404': error('No such conversation') },
+        },
+        post: {
+          operationId: 'uploadFile',
+          parameters: [idempotencyKey],
+          requestBody: {
+            required: true,
+            content: {
+              'multipart/form-data': {
+                schema: {
+                  type: 'object',
+                  properties: {
+                    file: {
+                      type: 'string',
+                      contentMediaType: 'application/octet-stream',
+                      description:
+                        'One part with a filename (1-255 bytes; no /, \\, control or invisible format characters). Its Content-Type is ' +
+                        'file_type unless absent or application/octet-stream: then the type is sniffed from the bytes and the name.',
+                    },
+                    conversation_id: { type: 'string' },
+                    message_id: { type: 'string' },
+                  },
+                  required: ['file'],
+                },
+              },
+            },
+          },
+          responses: {
+            '201': { description: 'Stored', content: json('File') },
+            ...common,
+            '404': error('No such conversation or message'),
+            '409': conflict(),
+            '413': error('file_too_large'),
+            '415': error('Not multipart/form-data'),
+            ...storage,
+          },
+        },
+      },
+      '/v1/files/{id}': {
+        parameters: [idParam('id')],
+        get: {
+          operationId: 'retrieveFile',
+          responses: { '200': { description: 'The file', content: json('File') }, ...common, '404': error('No such file') },
+        },
+        put: {
+          operationId: 'renameFile',
+          parameters: [idempotencyKey],
+          requestBody: {
+            required: true,
+            ...formBody(
+              {
+                filename: {
+                  type: 'string',
+                  minLength: 1,
+                  description: '1-255 bytes of UTF-8; no /, \\, control characters or invisible format characters (bidi controls, U+200B, U+FEFF, …); not . or ..',
+                },
+              },
+              ['filename'],
+            ),
+          },
+          responses: {
+            '200': { description: 'The renamed file, with a new file_url', content: json('File') },
+            ...common,
+            '404': error('No such file'),
+            '409': conflict(),
+            '415': error('Unsupported Content-Type'),
+            ...storage,
+          },
+        },
+        delete: {
+          operationId: 'deleteFile',
+          parameters: [idempotencyKey],
+          responses: { '204': { description: 'Deleted with its bytes' }, ...common, '404': error('No such file'), '409': conflict(), ...storage },
+        },
+      },
+      '/v1/events': {
+        get: {
+          operationId: 'listEvents',
+          description:
+            'Extension: the change feed. Changes to the caller\'s conversations and files after a cursor, oldest first, each with the object as GET returns it now (or {id} for a deletion); several changes of one object within a page collapse into its last. Without `after`, or with limit=0, tells the head cursor to follow from after a full listing.',
+          parameters: [
+            { name: 'after', in: 'query', required: false, schema: { type: 'string', pattern: '^\\d{1,15}$' }, description: 'A cursor: an event id, or a page\'s next' },
+            { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 0, maximum: 1000, default: 100 } },
+          ],
+          responses: {
+            '200': { description: 'Events after the cursor', content: json('EventPage') },
+            ...common,
+            '410': error('events_expired: the cursor is older than the retention (or from another database); list everything again'),
+          },
+        },
+      },
+      '/v1/events/stream': {
+        get: {
+          operationId: 'streamEvents',
+          description:
+            'Extension: the change feed live, as Server-Sent Events. Each message carries `id: <cursor>` and `data: <an Event>`; a comment line is sent at least every 30 s. Resumes after the `Last-Event-ID` header (or `after`), else from the head. An `event: error` message with an Error body (events_expired) ends the stream.',
+          parameters: [
+            { name: 'after', in: 'query', required: false, schema: { type: 'string', pattern: '^\\d{1,15}$' } },
+            { name: 'Last-Event-ID', in: 'header', required: false, schema: { type: 'string', pattern: '^\\d{1,15}$' } },
+          ],
+          responses: {
+            '200': { description: 'An endless text/event-stream', content: { 'text/event-stream': { schema: { type: 'string' } } } },
+            ...common,
+            '410': error('events_expired'),
+          },
+        },
+      },
+    },
+    components: {
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+      headers: {
+        Idempotency: {
+          description: 'On every /v1 response when the server honours Idempotency-Key (absent otherwise): clients need not learn it from a replay.',
+          schema: { type: 'string', const: 'supported' },
+        },
+        'Retry-After': { description: 'Seconds to wait before retrying the same request (with the same Idempotency-Key).', schema: { type: 'integer', minimum: 1 } },
+      },
+      schemas: {
+        Conversation: schema(Conversation),
+        File: schema(FileObject),
+        ConversationPage: schema(ConversationPage),
+        FilePage: schema(FilePage),
+        Event: schema(ChangeEvent),
+        EventPage: schema(EventPage),
+        Me: schema(Me),
+        Error: schema(ApiErrorBody),
+      },
+    },
+  };
+}

@@ -1,0 +1,224 @@
+// Storage behind Kysely: SQLite (better-sqlite3) by default, PostgreSQL by dialect switch.
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import {
+  Kysely,
+  Migrator,
+  PostgresDialect,
+  SqliteDialect,
+  type Generated,
+  type Dialect,
+} from 'kysely';
+import { migrations } from './migrations';
+import { registerFastReader } from './prepared';
+
+export interface ConversationRow {
+  seq: Generated<number>;
+  id: string;
+  user_id: string;
+  contact_id: string | null;
+  group_id: string | null;
+  pinned_message_id: string | null;
+  is_pinned: number;
+  is_muted: number;
+  last_active_at: number | null;
+  last_opened_at: number | null;
+  created_at: number;
+  archived_at: number | null;
+}
+
+export interface MessageRow {
+  seq: Generated<number>;
+  id: string;
+  conversation_id: string;
+  user_id: string;
+  author: string;
+  created_at: number;
+}
+
+export interface FileRow {
+  seq: Generated<number>;
+  id: string;
+  user_id: string;
+  conversation_id: string;
+  message_id: string;
+  filename: string;
+  file_type: string;
+  file_size: number;
+  storage_key: string;
+  sha256: string;
+  created_at: number;
+}
+
+export interface TokenRow {
+  id: string;
+  user_id: string;
+  token_hash: string;
+  label: string | null;
+  created_at: number;
+}
+
+export interface IdempotencyRow {
+  user_id: string;
+  key: string;
+  fingerprint: string;
+  /** null while the first request is still running */
+  status: number | null;
+  response_headers: string | null;
+  response_body: string | null;
+  created_at: number;
+}
+
+/** One change to a conversation or file row, written by trigger (migration 0003_events). */
+export interface EventRow {
+  seq: Generated<number>;
+  user_id: string;
+  type: string;
+  object_id: string;
+  /** For file events: the conversation the file is (or was) in. */
+  conversation_id: string | null;
+  created_at: number;
+}
+
+/** A stored blob whose row is gone: removed after commit, retried with backoff (see blob-deletions.ts). */
+export interface BlobDeletionRow {
+  storage_key: string;
+  queued_at: number;
+  attempts: Generated<number>;
+  /** Unix seconds; 0 = due now. */
+  next_attempt_at: Generated<number>;
+}
+
+export interface SettingRow {
+  key: string;
+  value: string;
+}
+
+export interface Tables {
+  conversations: ConversationRow;
+  messages: MessageRow;
+  files: FileRow;
+  tokens: TokenRow;
+  idempotency_keys: IdempotencyRow;
+  settings: SettingRow;
+  blob_deletions: BlobDeletionRow;
+  events: EventRow;
+}
+
+export type Db = Kysely<Tables>;
+export type DialectName = 'sqlite' | 'postgres';
+
+export interface OpenedDb {
+  db: Db;
+  dialect: DialectName;
+  close(): Promise<void>;
+}
+
+/** Synchronous reads of committed data, outside any transaction (see registerFastReader). */
+export interface FastReader {
+  all(sql: string, parameters: readonly unknown[]): unknown[];
+  close(): void;
+}
+
+/**
+ * better-sqlite3 compiles a statement on every prepare(); Kysely calls prepare() for every query.
+ * Caching statements by SQL text makes every repeated query a prepared statement.
+ */
+function statementCache(sqlite: Database.Database) {
+  const cache = new Map<string, Database.Statement>();
+  return {
+    prepare(sql: string) {
+      let statement = cache.get(sql);
+      if (!statement) {
+        if (cache.size >= 500) cache.clear(); // bounded: queries with variable IN-lists vary
+        statement = sqlite.prepare(sql);
+        cache.set(sql, statement);
+      }
+      return statement;
+    },
+    close() {
+      sqlite.close();
+    },
+  };
+}
+
+const sqliteFile = (dataDir: string) => path.join(dataDir, 'parley.sqlite');
+
+/**
+ * A second, read-only connection for the hot read paths. In WAL mode it reads the last committed
+ * state without waiting for the writer, and it skips Kysely's per-query driver round trip (a mutex
+ * and several promise hops, about half the cost of a retrieve). It can never see a write that
+ * another request's transaction has not committed yet.
+ */
+function openSqliteReader(dataDir: string): FastReader {
+  const reader = new Database(sqliteFile(dataDir), { readonly: true });
+  reader.pragma('busy_timeout = 5000');
+  const statements = statementCache(reader);
+  return {
+    all: (sql, parameters) => statements.prepare(sql).all(...parameters),
+    close: () => reader.close(),
+  };
+}
+
+function openSqlite(dataDir: string): Dialect {
+  fs.mkdirSync(dataDir, { recursive: true });
+  const raw = new Database(sqliteFile(dataDir));
+  raw.pragma('journal_mode = WAL');
+  raw.pragma('foreign_keys = ON');
+  // WAL + NORMAL survives a process crash; a power cut may lose the last commits (see README).
+  raw.pragma('synchronous = NORMAL');
+  raw.pragma('busy_timeout = 5000');
+  return new SqliteDialect({ database: statementCache(raw) as never });
+}
+
+async function openPostgres(url: string, log: Pick<Console, 'error'>): Promise<Dialect> {
+  const pg = await import('pg');
+  const types = pg.default?.types ?? pg.types;
+  types.setTypeParser(20, (v: string) => Number(v)); // int8 → number; our values fit in 2^53
+  const Pool = pg.default?.Pool ?? pg.Pool;
+  const pool = new Pool({
+    connectionString: url,
+    max: 10,
+    // A database that does not hand out a connection in time is an answer (503), not a hang.
+    connectionTimeoutMillis: 10_000,
+    // A transaction whose process stopped without its connection closing (a machine that vanished)
+    // would hold its locks — an Idempotency-Key among them — until TCP gives up; ours never idle
+    // inside a transaction (upload bytes arrive before it begins), so the server may end it.
+    idle_in_transaction_session_timeout: 60_000,
+  });
+  // An idle connection that breaks (the server restarted, the session was ended) is dropped by the
+  // pool and reported here; without a listener that report would be an uncaught 'error' and end the process.
+  pool.on('error', (error) => log.error('[parley] idle PostgreSQL connection lost:', error.message));
+  // The same for a connection in use between two queries (inside a transaction): its holder's next
+  // query fails ("not queryable", answered 503) and the pool drops it when it is released.
+  pool.on('connect', (client) => client.on('error', () => {}));
+  return new PostgresDialect({ pool });
+}
+
+export async function openDb(options: { dataDir: string; databaseUrl?: string | null; log?: Pick<Console, 'error'> }): Promise<OpenedDb> {
+  const dialectName: DialectName = options.databaseUrl ? 'postgres' : 'sqlite';
+  const dialect =
+    dialectName === 'postgres' ? await openPostgres(options.databaseUrl!, options.log ?? console) : openSqlite(options.dataDir);
+  const db = new Kysely<Tables>({ dialect });
+  const migrator = new Migrator({
+    db,
+    provider: { getMigrations: async () => migrations(dialectName) },
+  });
+  const { error } = await migrator.migrateToLatest();
+  if (error) {
+    await db.destroy();
+    throw error instanceof Error ? error : new Error(String(error));
+  }
+  if (dialectName === 'postgres') return { db, dialect: dialectName, close: () => db.destroy() };
+  const reader = openSqliteReader(options.dataDir);
+  registerFastReader(db, reader);
+  return {
+    db,
+    dialect: dialectName,
+    close: async () => {
+      reader.close();
+      await db.destroy();
+    },
+  };
+}

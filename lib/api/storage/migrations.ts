@@ -1,0 +1,216 @@
+// One migration history for every dialect. Append new migrations; never edit an applied one.
+import { sql, type Kysely, type Migration } from 'kysely';
+import type { DialectName } from './db';
+
+export function migrations(dialect: DialectName): Record<string, Migration> {
+  // The internal sequence that orders lists (newest first), independent of second-resolution times.
+  const seqType = dialect === 'postgres' ? 'bigserial' : 'integer';
+  const seq = (c: any) => (dialect === 'postgres' ? c.primaryKey() : c.primaryKey().autoIncrement());
+
+  return {
+    '0001_initial': {
+      async up(db: Kysely<any>) {
+        await db.schema
+          .createTable('conversations')
+          .addColumn('seq', seqType, seq)
+          .addColumn('id', 'text', (c) => c.notNull().unique())
+          .addColumn('user_id', 'text', (c) => c.notNull())
+          .addColumn('contact_id', 'text')
+          .addColumn('group_id', 'text')
+          .addColumn('pinned_message_id', 'text')
+          .addColumn('is_pinned', 'integer', (c) => c.notNull().defaultTo(0))
+          .addColumn('is_muted', 'integer', (c) => c.notNull().defaultTo(0))
+          .addColumn('last_active_at', 'bigint')
+          .addColumn('last_opened_at', 'bigint')
+          .addColumn('created_at', 'bigint', (c) => c.notNull())
+          .addColumn('archived_at', 'bigint')
+          .execute();
+        await db.schema.createIndex('conversations_user_seq').on('conversations').columns(['user_id', 'seq']).execute();
+        await db.schema.createIndex('conversations_user_contact').unique().on('conversations').columns(['user_id', 'contact_id']).execute();
+        await db.schema.createIndex('conversations_user_group').unique().on('conversations').columns(['user_id', 'group_id']).execute();
+
+        await db.schema
+          .createTable('messages')
+          .addColumn('seq', seqType, seq)
+          .addColumn('id', 'text', (c) => c.notNull().unique())
+          .addColumn('conversation_id', 'text', (c) => c.notNull().references('conversations.id').onDelete('cascade'))
+          .addColumn('user_id', 'text', (c) => c.notNull())
+          .addColumn('author', 'text', (c) => c.notNull())
+          .addColumn('created_at', 'bigint', (c) => c.notNull())
+          .execute();
+        await db.schema.createIndex('messages_conversation').on('messages').column('conversation_id').execute();
+
+        await db.schema
+          .createTable('files')
+          .addColumn('seq', seqType, seq)
+          .addColumn('id', 'text', (c) => c.notNull().unique())
+          .addColumn('user_id', 'text', (c) => c.notNull())
+          .addColumn('conversation_id', 'text', (c) => c.notNull().references('conversations.id').onDelete('cascade'))
+          .addColumn('message_id', 'text', (c) => c.notNull().references('messages.id').onDelete('cascade'))
+          .addColumn('filename', 'text', (c) => c.notNull())
+          .addColumn('file_type', 'text', (c) => c.notNull())
+          .addColumn('file_size', 'bigint', (c) => c.notNull())
+          .addColumn('storage_key', 'text', (c) => c.notNull().unique())
+          .addColumn('sha256', 'text', (c) => c.notNull())
+          .addColumn('created_at', 'bigint', (c) => c.notNull())
+          .execute();
+        await db.schema.createIndex('files_user_seq').on('files').columns(['user_id', 'seq']).execute();
+        await db.schema.createIndex('files_conversation_seq').on('files').columns(['conversation_id', 'seq']).execute();
+        await db.schema.createIndex('files_message').on('files').column('message_id').execute();
+
+        await db.schema
+          .createTable('tokens')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('user_id', 'text', (c) => c.notNull())
+          .addColumn('token_hash', 'text', (c) => c.notNull().unique())
+          .addColumn('label', 'text')
+          .addColumn('created_at', 'bigint', (c) => c.notNull())
+          .execute();
+
+        await db.schema
+          .createTable('idempotency_keys')
+          .addColumn('user_id', 'text', (c) => c.notNull())
+          .addColumn('key', 'text', (c) => c.notNull())
+          .addColumn('fingerprint', 'text', (c) => c.notNull())
+          .addColumn('status', 'integer')
+          .addColumn('response_headers', 'text')
+          .addColumn('response_body', 'text')
+          .addColumn('created_at', 'bigint', (c) => c.notNull())
+          .addPrimaryKeyConstraint('idempotency_keys_pk', ['user_id', 'key'])
+          .execute();
+        await db.schema.createIndex('idempotency_keys_created').on('idempotency_keys').column('created_at').execute();
+
+        await db.schema
+          .createTable('settings')
+          .addColumn('key', 'text', (c) => c.primaryKey())
+          .addColumn('value', 'text', (c) => c.notNull())
+          .execute();
+      },
+    },
+
+    // Bytes of deleted files are removed after the deleting transaction commits, from a queue
+    // filled in that transaction: a trigger on files catches every deleted row, those cascaded
+    // from a conversation included, so the keys to remove are exactly the rows really deleted.
+    // Also: unfinished idempotency markers of the previous version (which claimed keys in a
+    // transaction of their own) cannot belong to any running request now.
+    '0002_blob_deletions': {
+      async up(db: Kysely<any>) {
+        await db.schema
+          .createTable('blob_deletions')
+          .addColumn('storage_key', 'text', (c) => c.primaryKey())
+          .addColumn('queued_at', 'bigint', (c) => c.notNull())
+          .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+          .addColumn('next_attempt_at', 'bigint', (c) => c.notNull().defaultTo(0))
+          .execute();
+        await db.schema.createIndex('blob_deletions_due').on('blob_deletions').column('next_attempt_at').execute();
+        if (dialect === 'postgres') {
+          await sql`
+            create function queue_blob_deletion() returns trigger language plpgsql as $$
+            begin
+              insert into blob_deletions (storage_key, queued_at)
+                values (old.storage_key, extract(epoch from now())::bigint)
+                on conflict (storage_key) do nothing;
+              return null;
+            end $$`.execute(db);
+          await sql`
+            create trigger files_queue_blob_deletion after delete on files
+            for each row execute function queue_blob_deletion()`.execute(db);
+        } else {
+          // SQLite fires row triggers for rows deleted by a foreign key's ON DELETE CASCADE too.
+          await sql`
+            create trigger files_queue_blob_deletion after delete on files
+            begin
+              insert or ignore into blob_deletions (storage_key, queued_at)
+                values (old.storage_key, cast(strftime('%s', 'now') as integer));
+            end`.execute(db);
+        }
+        await db.deleteFrom('idempotency_keys').where('status', 'is', null).execute();
+      },
+    },
+
+    // The change feed (GET /v1/events): every change to a conversation or file row records an event
+    // in the same transaction, by trigger, so no write path (cascades included) can forget one.
+    '0003_events': {
+      async up(db: Kysely<any>) {
+        await db.schema
+          .createTable('events')
+          .addColumn('seq', seqType, seq)
+          .addColumn('user_id', 'text', (c) => c.notNull())
+          .addColumn('type', 'text', (c) => c.notNull())
+          .addColumn('object_id', 'text', (c) => c.notNull())
+          .addColumn('conversation_id', 'text')
+          .addColumn('created_at', 'bigint', (c) => c.notNull())
+          .execute();
+        await db.schema.createIndex('events_user_seq').on('events').columns(['user_id', 'seq']).execute();
+        await db.schema.createIndex('events_created').on('events').column('created_at').execute();
+        for (const statement of dialect === 'postgres' ? postgresEventTriggers : sqliteEventTriggers) {
+          await sql.raw(statement).execute(db);
+        }
+      },
+    },
+  };
+}
+
+// A conversation update that changes nothing (a PUT with no fields) records no event.
+const conversationChanged = ['pinned_message_id', 'is_pinned', 'is_muted', 'last_active_at', 'last_opened_at', 'archived_at']
+  .map((c) => `OLD.${c} IS NOT NEW.${c}`)
+  .join(' OR ');
+const fileChanged = ['filename', 'file_type', 'file_size', 'message_id', 'conversation_id'].map((c) => `OLD.${c} IS NOT NEW.${c}`).join(' OR ');
+const sqliteNow = "CAST(strftime('%s', 'now') AS INTEGER)";
+
+// SQLite has one writer at a time, so the order of `seq` is the order of commits.
+const sqliteEventTriggers = [
+  ['conversation', 'created', 'INSERT', 'NEW', null, 'NULL'],
+  ['conversation', 'updated', 'UPDATE', 'NEW', conversationChanged, 'NULL'],
+  ['conversation', 'deleted', 'DELETE', 'OLD', null, 'NULL'],
+  ['file', 'created', 'INSERT', 'NEW', null, 'NEW.conversation_id'],
+  ['file', 'updated', 'UPDATE', 'NEW', fileChanged, 'NEW.conversation_id'],
+  ['file', 'deleted', 'DELETE', 'OLD', null, 'OLD.conversation_id'],
+].map(
+  ([kind, what, op, row, when, conversation]) =>
+    `CREATE TRIGGER events_${kind}_${what} AFTER ${op} ON ${kind}s ${when ? `WHEN ${when} ` : ''}BEGIN ` +
+    `INSERT INTO events (user_id, type, object_id, conversation_id, created_at) ` +
+    `VALUES (${row}.user_id, '${kind}.${what}', ${row}.id, ${conversation}, ${sqliteNow}); END`,
+);
+
+// PostgreSQL runs writers concurrently, and a sequence value is taken when a row is inserted, not
+// when its transaction commits: a reader could see seq 11 committed while seq 10 is still in
+// flight, move its cursor past 10 and never see it. So the events are written by constraint
+// triggers deferred to COMMIT, each taking a per-user advisory lock first: a user's transactions
+// take their event numbers one after another, in commit order. Taking the lock at commit, after
+// every row lock of the transaction, cannot deadlock. pg_notify (delivered on commit) wakes the
+// live streams of every instance (see event-hub.ts).
+const postgresEventTriggers = [
+  `CREATE FUNCTION parley_record_event() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  what text := CASE TG_OP WHEN 'INSERT' THEN 'created' WHEN 'UPDATE' THEN 'updated' ELSE 'deleted' END;
+  row_user text;
+  row_id text;
+  row_conversation text;
+BEGIN
+  IF TG_OP = 'DELETE' THEN
+    row_user := OLD.user_id; row_id := OLD.id;
+    IF TG_TABLE_NAME = 'files' THEN row_conversation := OLD.conversation_id; END IF;
+  ELSE
+    row_user := NEW.user_id; row_id := NEW.id;
+    IF TG_TABLE_NAME = 'files' THEN row_conversation := NEW.conversation_id; END IF;
+  END IF;
+  PERFORM pg_advisory_xact_lock(hashtextextended('parley-events:' || row_user, 0));
+  INSERT INTO events (user_id, type, object_id, conversation_id, created_at)
+    VALUES (row_user, TG_ARGV[0] || '.' || what, row_id, row_conversation, extract(epoch from now())::bigint);
+  PERFORM pg_notify('parley_events', row_user);
+  RETURN NULL;
+END $$`,
+  ...[
+    ['conversation', 'INSERT', null],
+    ['conversation', 'UPDATE', conversationChanged.replaceAll(' IS NOT ', ' IS DISTINCT FROM ')],
+    ['conversation', 'DELETE', null],
+    ['file', 'INSERT', null],
+    ['file', 'UPDATE', fileChanged.replaceAll(' IS NOT ', ' IS DISTINCT FROM ')],
+    ['file', 'DELETE', null],
+  ].map(
+    ([kind, op, when]) =>
+      `CREATE CONSTRAINT TRIGGER events_${kind}_${op!.toLowerCase()} AFTER ${op} ON ${kind}s ` +
+      `DEFERRABLE INITIALLY DEFERRED FOR EACH ROW ${when ? `WHEN (${when}) ` : ''}EXECUTE FUNCTION parley_record_event('${kind}')`,
+  ),
+];

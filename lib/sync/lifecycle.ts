@@ -1,0 +1,200 @@
+// The life of an outbox operation, in one place: its states, the transitions between them, and
+// what every stored field means. Pure functions: each takes the stored operation and returns the
+// change to store (or the new operation); replay.ts and client.ts write what they return and never
+// compose a state change themselves.
+//
+//   new ──► queued ── claim (in a batch) ──► inflight ── answered: 2xx (a delete: or 404) ──► done
+//            ▲  ▲                             │  │  │       (row deleted in the transaction
+//            │  └──── release (never sent) ───┘  │  │        that records the effect)
+//            │  └──── retry later ───────────────┘  │
+//            │        network, 5xx, 429, 409 in     │
+//            │        progress: after a backoff;    │
+//            │        401: as it was, until sign-in;│
+//            │        a body the server can take    │
+//            │        only in part: rewritten       │
+//            │                                      ▼ refused (any other 4xx)
+//            └──────── user Retry ─────────────── failed (dead letter) ──► discarded by the user
+//
+//   And: inflight left behind by a replayer that died → queued with outcomeUnknown (recovered).
+//
+// - queued: waiting to be sent (not before `nextAttemptAt`). While it has never been sent
+//   (`firstSentAt === null`) the client may still amend its body (coalescing edits) or cancel it.
+// - inflight: claimed by the one replayer holding the sync lock; a request may be on the wire.
+//   Nobody else touches it. A replayer that dies leaves it inflight; the next one (holding the
+//   lock, so nothing can really be in flight) recovers it to queued with `outcomeUnknown`.
+// - failed: the server refused it (4xx, it did not act). It stays, visible, until the user
+//   retries (→ queued, with a fresh key) or discards it. Later operations on the same entity,
+//   and those needing what it creates, are blocked behind it (operations.ts, blockedOpIds).
+// - done: no state — the row is deleted in the transaction that records the server's answer
+//   (apply.ts), so a crash can neither lose the effect nor replay it.
+//
+// outcomeUnknown: a request went out whose answer was never handled (lost response, 5xx, a crash
+// while inflight, a request still running under the same key). The server may have acted, so
+// before sending again the replay must make the repeat harmless: the same Idempotency-Key (a
+// server with idempotency answers from its store), or, without that, the per-kind rules of
+// replay.ts (absolute PUTs, DELETE 404 = done, 409 conversation_exists adopted, uploads verified
+// against their snapshot). It is cleared only when the server answers "I did not act" (4xx).
+
+import type { OpBody } from './operations';
+
+/** queued: waiting to be sent; inflight: claimed, possibly on the wire; failed: dead letter. */
+export type OpState = 'queued' | 'inflight' | 'failed';
+
+export interface OpError {
+  status: number;
+  code: string;
+  message: string;
+}
+
+/**
+ * Taken before the first send of an upload when the server's idempotency is not confirmed: the
+ * newest file of the target conversation and the server's clock, so that after a lost response
+ * the files created since can be told apart from older ones (see replay.ts, verifyUpload).
+ */
+export interface UploadSnapshot {
+  newestFileId: string | null;
+  serverTime: number | null;
+}
+
+/** An operation as it is stored in the outbox (`seq` assigned by IndexedDB on insert). */
+export interface OutboxOp {
+  /** Global replay order (auto-increment). Order among dependent operations is seq order. */
+  seq: number;
+  /** Operation id, sent as the Idempotency-Key. Never changes once the operation has been sent. */
+  id: string;
+  entity: 'conversation' | 'file';
+  /** The conversation or file this operation is about (a temp id until its create is replayed). */
+  entityId: string;
+  /** What to do (operations.ts, OpBody). Amended only while never sent, or with a new keyVersion. */
+  body: OpBody;
+  state: OpState;
+  /** Claims so far (a claim that was released unsent does not count); drives the backoff. */
+  attempts: number;
+  /** Not before this time (ms) — the backoff after a retryable failure; 0 = at once. */
+  nextAttemptAt: number;
+  /** When it was first claimed to be sent (ms); null = never sent, so it may still be amended or cancelled. */
+  firstSentAt: number | null;
+  /** A request went out whose response was never handled: the server may have acted (see above). */
+  outcomeUnknown: boolean;
+  /** The last failure: a refusal (state failed) or the retryable failure it waits out (queued). */
+  error: OpError | null;
+  /** When the user made the change (ms); a create's provisional created_at. */
+  createdAt: number;
+  /** Uploads to a server without confirmed idempotency: taken before the first send. */
+  snapshot?: UploadSnapshot;
+  /** Bumped when the server refused the operation, so a user's retry is not answered from the stored refusal. */
+  keyVersion?: number;
+  /**
+   * Other entities whose earlier operations must all be settled before this one is sent, as its
+   * own entity's are (and it is blocked while one of them is). A conversation create waits behind
+   * the queued delete of a conversation with the same contact or group: sent first, the server
+   * would answer 409 conversation_exists with the conversation about to be deleted, and the
+   * delete would then take the new one along.
+   */
+  after?: string[];
+}
+
+/** An operation about to be queued: IndexedDB gives it its seq. */
+export type NewOp = Omit<OutboxOp, 'seq'>;
+
+/** A change to a stored operation. */
+export type OpChange = Partial<Omit<OutboxOp, 'seq' | 'id'>>;
+
+// ---- Transitions. Each names its precondition; the caller checks it against the stored row. ----
+
+/** [queue]: a new intention, sent as soon as what it depends on is done. */
+export function queued(fields: { id: string; entity: OutboxOp['entity']; entityId: string; body: OpBody; now: number }): NewOp {
+  return {
+    id: fields.id,
+    entity: fields.entity,
+    entityId: fields.entityId,
+    body: fields.body,
+    state: 'queued',
+    attempts: 0,
+    nextAttemptAt: 0,
+    firstSentAt: null,
+    outcomeUnknown: false,
+    error: null,
+    createdAt: fields.now,
+  };
+}
+
+/** Whether the client may still change or cancel it: it never left the device. */
+export function neverSent(op: Pick<OutboxOp, 'state' | 'firstSentAt'>): boolean {
+  return op.state === 'queued' && op.firstSentAt === null;
+}
+
+/** queued → inflight, before anything is sent. Precondition: queued, body as the replayer read it. */
+export function claim(op: OutboxOp, now: number): OpChange {
+  return { state: 'inflight', attempts: op.attempts + 1, firstSentAt: op.firstSentAt ?? now };
+}
+
+/** inflight → queued: claimed but never sent (the replay stopped first). Undoes `claim` exactly. */
+export function release(claimed: OutboxOp, before: Pick<OutboxOp, 'attempts' | 'firstSentAt'>): OpChange {
+  if (claimed.state !== 'inflight') return {};
+  return { state: 'queued', attempts: before.attempts, firstSentAt: before.firstSentAt };
+}
+
+/** inflight (orphaned by a replayer that died) → queued; whatever it sent may have acted. */
+export const recovered: OpChange = { state: 'queued', outcomeUnknown: true };
+
+/**
+ * inflight → queued, to try again at `until`: a network error, a 5xx, a 429 or a 409 "in progress".
+ * `unknown`: the answer does not prove the server did not act (the request went out and no
+ * refusal came back).
+ */
+export function retryLater(op: OutboxOp, until: number, error: OpError, unknown: boolean): OpChange {
+  return { state: 'queued', error, nextAttemptAt: until, outcomeUnknown: op.outcomeUnknown || unknown };
+}
+
+/**
+ * inflight → queued, its wait untouched: the server could not be reached (offline). Not the
+ * operation's fault and no load on the server, so the claim's attempt is given back and no
+ * backoff added; the engine paces reconnection and retries at once when the network is back.
+ * "Unreachable" is a guess, so a request that went out still makes the outcome unknown.
+ */
+export function unreachable(op: OutboxOp, now: number, error: OpError, unknown: boolean): OpChange {
+  return {
+    state: 'queued',
+    error,
+    attempts: Math.max(0, op.attempts - 1),
+    nextAttemptAt: Math.min(op.nextAttemptAt, now),
+    outcomeUnknown: op.outcomeUnknown || unknown,
+  };
+}
+
+/**
+ * inflight → queued, as it was: a 401 is not the operation's fault; it waits for a sign-in (the
+ * claim's attempt is given back).
+ */
+export function awaitSignIn(op: OutboxOp): OpChange {
+  return { state: 'queued', attempts: Math.max(0, op.attempts - 1) };
+}
+
+/**
+ * inflight → queued with a different body (the server cannot take part of it, e.g. an unknown
+ * extension field): a different body needs a different key.
+ */
+export function rewritten(op: OutboxOp, body: OpBody): OpChange {
+  return { state: 'queued', body, keyVersion: (op.keyVersion ?? 0) + 1 };
+}
+
+/**
+ * inflight → failed: the server refused (4xx) THIS request, which did not act. A user's Retry must
+ * get a fresh hearing, not the stored refusal an idempotent server would replay for the old key —
+ * unless an earlier attempt's outcome is unknown: it may have acted, so it stays unknown (to be
+ * verified, never cancelled as "not created") and the key stays, so that a server with keys
+ * answers a Retry with that first success rather than acting twice.
+ */
+export function deadLettered(op: OutboxOp, error: OpError): OpChange {
+  if (op.outcomeUnknown) return { state: 'failed', error };
+  return { state: 'failed', error, outcomeUnknown: false, keyVersion: (op.keyVersion ?? 0) + 1 };
+}
+
+/** failed → queued: the user pressed Retry; a fresh start, at once. */
+export const retriedByUser: OpChange = { state: 'queued', error: null, attempts: 0, nextAttemptAt: 0 };
+
+/** Whether the user may discard it now (an inflight one belongs to the replayer). */
+export function discardable(op: Pick<OutboxOp, 'state'>): boolean {
+  return op.state !== 'inflight';
+}

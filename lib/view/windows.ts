@@ -1,0 +1,129 @@
+// Windowed reads for the virtualised lists: the screens ask for the rows on screen (plus a margin)
+// and the number of rows, never for the whole table. The default views — conversations in their
+// default order with the archived/pinned filters, files newest first overall or per conversation —
+// are ranges of an index (lib/sync/list-keys.ts, db.ts version 5): a count of keys and `limit` rows
+// after an offset. Filters and column sorts no index covers (text search, muted, kind, type, a
+// column header) read the matching rows and sort them in memory; the screens re-run those at a
+// slower pace (see useThrottledQuery).
+import type { ConversationView, FileView, ParleyDb } from '../sync/db';
+import { BY_ARCHIVED_INDEX, ORDER_INDEX } from '../sync/list-keys';
+import { conversationTitle, filterConversations, sortConversations, type ConversationFilters, type ConversationSortColumn, type ListSort } from './conversations';
+import { typeFamily } from './format';
+
+export interface ListWindow<T> {
+  /** Rows in the whole (filtered) list. */
+  total: number;
+  /** Index of rows[0] in the list. */
+  start: number;
+  rows: T[];
+  /** True when read through an index: only the window's rows were read. */
+  indexed: boolean;
+}
+
+/** Keys of an index from `prefix` (inclusive) up to the end of that prefix. */
+function prefixRange(prefix: Array<number | string>): [unknown[], unknown[]] {
+  // IndexedDB orders arrays after numbers: [...prefix, []] sorts after every [...prefix, n, …].
+  return [prefix, [...prefix, []]];
+}
+
+/** The index range that holds exactly the rows these filters keep, when one does. */
+export function conversationRange(filters: ConversationFilters, sort: ListSort<ConversationSortColumn>): { index: string; range: [unknown, unknown] | null } | null {
+  if (sort || filters.muted !== 'any' || filters.kind !== 'any' || filters.text.trim() !== '') return null;
+  const pinned = filters.pinned === 'any' ? [] : [filters.pinned === 'yes' ? 0 : 1];
+  if (filters.archived === 'any') return { index: ORDER_INDEX, range: pinned.length ? prefixRange(pinned) : null };
+  return { index: BY_ARCHIVED_INDEX, range: prefixRange([filters.archived === 'yes' ? 1 : 0, ...pinned]) };
+}
+
+export async function readConversationWindow(
+  db: ParleyDb,
+  filters: ConversationFilters,
+  sort: ListSort<ConversationSortColumn>,
+  start: number,
+  limit: number,
+): Promise<ListWindow<ConversationView>> {
+  return db.transaction('r', db.conversations, async () => {
+    const plan = conversationRange(filters, sort);
+    if (plan) {
+      const { index, range } = plan;
+      const inRange = () => (range ? db.conversations.where(index).between(range[0], range[1], true, false) : db.conversations.orderBy(index));
+      const total = await inRange().count();
+      const rows = await inRange().offset(start).limit(limit).toArray();
+      return { total, start, rows, indexed: true };
+    }
+    const all = sortConversations(filterConversations(await db.conversations.toArray(), filters), sort);
+    return { total: all.length, start, rows: all.slice(start, start + limit), indexed: false };
+  });
+}
+
+export type FileFamily = 'any' | ReturnType<typeof typeFamily>;
+export interface FileFilters {
+  /** '' = every conversation. */
+  conversationId: string;
+  family: FileFamily;
+  name: string;
+}
+export type FileSortColumn = 'name' | 'conversation' | 'type' | 'size' | 'date';
+export type FileRow = FileView & { conversationTitle: string };
+
+function fileSortValue(f: FileRow, column: FileSortColumn): string | number {
+  switch (column) {
+    case 'name':
+      return f.filename.toLowerCase();
+    case 'conversation':
+      return f.conversationTitle.toLowerCase();
+    case 'type':
+      return f.file_type;
+    case 'size':
+      return f.file_size;
+    case 'date':
+      return f.created_at;
+  }
+}
+
+async function withTitles(db: ParleyDb, files: FileView[]): Promise<FileRow[]> {
+  const ids = [...new Set(files.map((f) => f.conversationId).filter((id): id is string => id !== null))];
+  const conversations = await db.conversations.bulkGet(ids);
+  const titles = new Map(ids.map((id, i) => [id, conversations[i] ? conversationTitle(conversations[i]) : '']));
+  return files.map((f) => ({ ...f, conversationTitle: f.conversationId ? (titles.get(f.conversationId) ?? '') : '' }));
+}
+
+export async function readFileWindow(
+  db: ParleyDb,
+  filters: FileFilters,
+  sort: ListSort<FileSortColumn>,
+  start: number,
+  limit: number,
+): Promise<ListWindow<FileRow>> {
+  return db.transaction('r', db.files, db.conversations, async () => {
+    const needle = filters.name.trim().toLowerCase();
+    if (!sort && filters.family === 'any' && needle === '') {
+      // Newest first: the created_at index backwards (per conversation: the compound one).
+      const newestFirst = () =>
+        filters.conversationId
+          ? db.files.where('[conversationId+created_at]').between([filters.conversationId], [filters.conversationId, []], true, false).reverse()
+          : db.files.orderBy('created_at').reverse();
+      const total = await newestFirst().count();
+      const rows = await newestFirst().offset(start).limit(limit).toArray();
+      return { total, start, rows: await withTitles(db, rows), indexed: true };
+    }
+    const candidates = filters.conversationId
+      ? await db.files.where('conversationId').equals(filters.conversationId).toArray()
+      : await db.files.toArray();
+    const matching = candidates
+      .filter((f) => (filters.family === 'any' || typeFamily(f.file_type) === filters.family) && (!needle || f.filename.toLowerCase().includes(needle)))
+      .sort((a, b) => b.created_at - a.created_at);
+    let rows: FileRow[];
+    if (sort) {
+      const titled = await withTitles(db, matching);
+      const sign = sort.desc ? -1 : 1;
+      rows = titled
+        .map((f, i) => ({ f, i, v: fileSortValue(f, sort.id) }))
+        .sort((a, b) => (a.v < b.v ? -sign : a.v > b.v ? sign : a.i - b.i))
+        .map((x) => x.f)
+        .slice(start, start + limit);
+    } else {
+      rows = await withTitles(db, matching.slice(start, start + limit));
+    }
+    return { total: matching.length, start, rows, indexed: false };
+  });
+}

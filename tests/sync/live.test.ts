@@ -1,0 +1,211 @@
+// @vitest-environment node
+// Live updates: the engine opens GET /v1/events/stream (through fetch, with the token) once a pull
+// has found the change feed, and every event it announces is pulled through /v1/events — no poll,
+// no user action. Against the real server and through a proxy-mode server in front of one; the
+// stream is cut and silenced at the fake network to see it come back with Last-Event-ID.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Clock } from '../../lib/sync/engine';
+import { FEED_KEY, type FeedState } from '../../lib/sync/feed';
+import { startProxiedServer } from '../helpers/proxy-target';
+import { startTestServer, type TestServer } from '../helpers/server';
+import { makeDevice, otherDevice, PLAIN, serverConversations, type Device } from './harness';
+
+/** Real timers, with every requested delay recorded (to see which period the engine chose). */
+class RecordingClock implements Clock {
+  readonly delays: number[] = [];
+  now() {
+    return Date.now();
+  }
+  setTimeout(fn: () => void, ms: number) {
+    this.delays.push(ms);
+    return setTimeout(fn, ms);
+  }
+  clearTimeout(handle: unknown) {
+    clearTimeout(handle as ReturnType<typeof setTimeout>);
+  }
+}
+
+/** Waits for a condition the system reaches on its own (bounded by the test's timeout). */
+async function until(check: () => boolean | Promise<boolean>) {
+  while (!(await check())) await new Promise((r) => setTimeout(r, 10));
+}
+
+const PERIOD = 3_600_000; // an hour: no periodic sync can explain what arrives within a test
+const SAFETY = 7_200_000;
+
+function liveDevice(server: TestServer, token: string, options: { silenceMs?: number } = {}) {
+  const clock = new RecordingClock();
+  const d = makeDevice(server.baseUrl, token, {
+    engine: {
+      clock,
+      periodMs: PERIOD,
+      safetyPeriodMs: SAFETY,
+      live: { silenceMs: options.silenceMs ?? 30_000, backoff: { baseMs: 50, maxMs: 500 } },
+    },
+  });
+  return { d, clock };
+}
+
+const streamRequests = (d: Device) => d.net.seen.filter((r) => r.path.startsWith('/v1/events/stream'));
+const listings = (d: Device, from: number) => d.net.seen.slice(from).filter((r) => /^\/v1\/(conversations|files)\?/.test(r.path));
+
+async function cleanSlate(server: TestServer, token: string) {
+  const other = otherDevice(server.baseUrl, token);
+  for (const c of await serverConversations(server.baseUrl, token)) await other.send('DELETE', `/v1/conversations/${c.id}`);
+  return other;
+}
+
+for (const via of ['direct', 'proxy'] as const) {
+  describe(`live updates (${via})`, () => {
+    let server: TestServer;
+    beforeAll(async () => {
+      const env = { EVENTS_HEARTBEAT_MS: '50' };
+      server = via === 'proxy' ? await startProxiedServer({ env }) : await startTestServer({ env });
+    });
+    afterAll(async () => server.stop());
+
+    it("another device's change arrives without any sync being asked for; the periodic sync slows to a safety net", async () => {
+      const other = await cleanSlate(server, server.tokens.alice);
+      const { d, clock } = liveDevice(server, server.tokens.alice);
+      d.engine.start();
+      await until(() => d.engine.live!.connected);
+      await until(() => clock.delays.includes(SAFETY)); // the next periodic sync: the safety net's
+      const from = d.net.seen.length;
+
+      const c = await other.createConversation({ contact_id: `live-${via}` });
+      await until(async () => (await d.db.conversations.get(c.id)) !== undefined);
+      const f = await other.upload(c.id, 'live.txt', new TextEncoder().encode('x'));
+      await until(async () => (await d.db.files.get(f.id))?.conversationId === c.id);
+      expect(listings(d, from)).toEqual([]); // pulled through the feed, never relisted
+      expect(d.net.seen.slice(from).some((r) => r.path.startsWith('/v1/events?after='))).toBe(true);
+
+      // Stop (sign-out, worker stop): the stream closes, and the server lets go of it.
+      d.engine.stop();
+      expect(d.engine.live!.connected).toBe(false);
+      await until(() => server.service.hub.size === 0);
+      d.close();
+    });
+
+    it('reconnects with Last-Event-ID after the stream drops, and gets what happened meanwhile', async () => {
+      const other = await cleanSlate(server, server.tokens.bob);
+      const { d } = liveDevice(server, server.tokens.bob);
+      d.engine.start();
+      await until(() => d.engine.live!.connected);
+      const first = await other.createConversation({ contact_id: `drop-first-${via}` });
+      await until(async () => (await d.db.conversations.get(first.id)) !== undefined);
+      const cursor = ((await d.db.meta.get(FEED_KEY))!.value as FeedState).cursor!;
+      const streamsBefore = streamRequests(d).length;
+
+      d.net.dropStreams();
+      const meanwhile = await other.createConversation({ contact_id: `drop-meanwhile-${via}` });
+      await until(async () => (await d.db.conversations.get(meanwhile.id)) !== undefined);
+      const reconnect = streamRequests(d)[streamsBefore];
+      expect(reconnect).toBeDefined();
+      // It resumes after the last event it saw (which the pull applied: the feed cursor).
+      expect(reconnect!.headers['Last-Event-ID']).toBe(cursor);
+      d.engine.stop();
+      d.close();
+    });
+  });
+}
+
+describe('live stream health', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer({
+      env: { EVENTS_HEARTBEAT_MS: '50', PARLEY_TOKENS: 'alice:alice-live-token-0123456789,alice:alice-live-second-0123456789,bob:bob-live-token-0123456789' },
+    });
+  });
+  afterAll(async () => server.stop());
+
+  it('a stream that goes silent (no heartbeat) is dead: it reconnects, and changes arrive again', async () => {
+    const token = 'alice-live-token-0123456789';
+    const other = await cleanSlate(server, token);
+    const { d } = liveDevice(server, token, { silenceMs: 400 });
+    d.engine.start();
+    await until(() => d.engine.live!.connected);
+    const connections = d.engine.live!.connections;
+    for (const stream of d.net.streams) stream.stall();
+    await until(() => d.engine.live!.connections > connections && d.engine.live!.connected);
+    const c = await other.createConversation({ contact_id: 'after-silence' });
+    await until(async () => (await d.db.conversations.get(c.id)) !== undefined);
+    d.engine.stop();
+    d.close();
+  });
+
+  it('a new token closes the stream opened with the old one and reconnects with the new one', async () => {
+    const token = 'alice-live-token-0123456789';
+    const second = 'alice-live-second-0123456789';
+    await cleanSlate(server, token);
+    const { d } = liveDevice(server, token);
+    d.engine.start();
+    await until(() => d.engine.live!.connected);
+    const before = streamRequests(d).length;
+    await d.engine.signedIn(); // same token: nothing to do
+    expect(streamRequests(d)).toHaveLength(before);
+    d.setToken(second);
+    await d.engine.signedIn();
+    await until(() => streamRequests(d).length > before && d.engine.live!.connected);
+    expect(streamRequests(d).at(-1)!.headers.Authorization).toBe(`Bearer ${second}`);
+    await until(() => server.service.hub.size === 1); // the old one was let go
+    d.engine.stop();
+    await until(() => server.service.hub.size === 0);
+    d.close();
+  });
+
+  it('a stream going down and up keeps a retry that is due (and, back up, sends the waiting work at once)', async () => {
+    const token = 'alice-live-token-0123456789';
+    await cleanSlate(server, token);
+    const clock = new RecordingClock();
+    const d = makeDevice(server.baseUrl, token, {
+      engine: { clock, periodMs: PERIOD, safetyPeriodMs: SAFETY, backoff: { baseMs: 20_000, maxMs: 60_000 }, live: { backoff: { baseMs: 50, maxMs: 500 } } },
+    });
+    d.engine.start();
+    await until(() => d.engine.live!.connected);
+    d.net.inject('offline', 'POST');
+    await d.client.createConversation({ contact_id: 'retry-while-live' });
+    d.engine.requestSync();
+    // The create failed and its retry is scheduled (status written once the run is over).
+    await until(async () => ((await d.db.meta.get('status'))?.value as { nextRetryAt: number | null } | undefined)?.nextRetryAt != null);
+    d.net.dropStreams();
+    await until(async () => (await d.db.outbox.count()) === 0);
+    d.engine.stop();
+    d.close();
+  });
+
+  it('a 401 on the stream stops it until the user signs in again', async () => {
+    const token = 'alice-live-token-0123456789';
+    await cleanSlate(server, token);
+    const { d } = liveDevice(server, token);
+    d.engine.start();
+    await until(() => d.engine.live!.connected);
+    d.net.inject({ status: 401, body: { type: 'invalid_request', code: 'unauthenticated', message: 'expired' } }, 'GET', /^\/v1\/events\/stream/);
+    const before = streamRequests(d).length;
+    d.net.dropStreams();
+    await until(() => !d.engine.live!.active);
+    expect(streamRequests(d)).toHaveLength(before + 1); // tried once, then stopped (no retry loop)
+    d.engine.stop();
+    d.close();
+  });
+});
+
+describe('live updates against a server without the feed', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer({ env: PLAIN });
+  });
+  afterAll(async () => server.stop());
+
+  it('opens no stream and keeps polling at the normal period', async () => {
+    const clock = new RecordingClock();
+    const d = makeDevice(server.baseUrl, server.tokens.alice, { engine: { clock, periodMs: PERIOD, safetyPeriodMs: SAFETY, live: {} } });
+    d.engine.start();
+    // The first sync is over when the engine schedules the next periodic one.
+    await until(() => clock.delays.includes(PERIOD));
+    expect(streamRequests(d)).toEqual([]);
+    expect(d.engine.live!.active).toBe(false);
+    expect(clock.delays).not.toContain(SAFETY);
+    d.engine.stop();
+    d.close();
+  });
+});

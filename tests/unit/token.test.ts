@@ -1,0 +1,98 @@
+// @vitest-environment node
+// `npm run token`: it says which database it works on, and without the server's data it says so
+// instead of creating an empty database (where a listing would wrongly say "no stored tokens");
+// only `create` with DATA_DIR given explicitly starts a new one.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startTestServer, tempDataDir } from '../helpers/server';
+
+const checkout = process.cwd();
+const tsx = path.join(checkout, 'node_modules', '.bin', 'tsx');
+const script = path.join(checkout, 'scripts', 'token.ts');
+
+/** Runs the token command the way `npm run token -- …` does, in `cwd`, with exactly `env`. */
+function token(args: string[], cwd: string, env: Record<string, string> = {}): Promise<{ code: number | null; out: string; err: string }> {
+  const base = { ...process.env };
+  for (const name of ['DATA_DIR', 'DATABASE_URL']) delete base[name];
+  return new Promise((resolve, reject) => {
+    const child = spawn(tsx, [script, ...args], { cwd, env: { ...base, ...env } });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (err += d));
+    child.on('error', reject);
+    child.on('exit', (code) => resolve({ code, out, err }));
+  });
+}
+
+const cleanup: string[] = [];
+afterEach(() => {
+  for (const dir of cleanup.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+describe('npm run token', () => {
+  it('without the server\'s DATA_DIR: says there is no database and how to point at it, and creates nothing', async () => {
+    const cwd = tempDataDir();
+    cleanup.push(cwd);
+    const commands = [['list'], ['create', '--user', 'alice'], ['revoke', 'abc']];
+    const results = await Promise.all(commands.map((args) => token(args, cwd)));
+    for (const [i, r] of results.entries()) {
+      const args = commands[i]!;
+      expect(r.code, args.join(' ')).toBe(1);
+      expect(r.out).toBe('');
+      expect(r.err).toContain(`no database at ${path.join(cwd, 'data', 'parley.sqlite')}`);
+      expect(r.err).toContain('DATA_DIR=');
+      expect(r.err).toContain('DATABASE_URL');
+      expect(r.err).not.toContain('no stored tokens');
+    }
+    expect(fs.readdirSync(cwd)).toEqual([]); // no ./data appeared
+  });
+
+  it('create with an explicit DATA_DIR and no database yet starts one there, and says so', async () => {
+    const cwd = tempDataDir();
+    const dataDir = path.join(tempDataDir(), 'data');
+    cleanup.push(cwd, path.dirname(dataDir));
+    const created = await token(['create', '--user', 'alice'], cwd, { DATA_DIR: dataDir });
+    expect(created.code).toBe(0);
+    expect(created.out).toMatch(/^pk_/);
+    expect(created.err).toContain(`SQLite at ${path.join(dataDir, 'parley.sqlite')} — new: created now`);
+    const listed = await token(['list'], cwd, { DATA_DIR: dataDir });
+    expect(listed.out).toMatch(/ alice /);
+    expect(fs.readdirSync(cwd)).toEqual([]);
+  });
+
+  it("with the server's DATA_DIR: names the database it read, and lists what is there", async () => {
+    const server = await startTestServer();
+    await server.stop(); // the server created its database; the command works on it offline
+    cleanup.push(server.dataDir);
+    const cwd = tempDataDir();
+    cleanup.push(cwd);
+    const env = { DATA_DIR: server.dataDir };
+    const database = `SQLite at ${path.join(server.dataDir, 'parley.sqlite')}`;
+
+    const empty = await token(['list'], cwd, env);
+    expect(empty).toMatchObject({ code: 0, out: 'no stored tokens\n' });
+    expect(empty.err).toContain(database);
+
+    const created = await token(['create', '--user', 'alice', '--label', 'phone'], cwd, env);
+    expect(created.code).toBe(0);
+    expect(created.err).toContain(database);
+    const listed = await token(['list'], cwd, env);
+    expect(listed.code).toBe(0);
+    expect(listed.out).toMatch(/^\S+ {2}alice {2}\S+ {2}phone\n$/);
+    expect(fs.readdirSync(cwd)).toEqual([]);
+  });
+
+  it('names a PostgreSQL database without its password', async () => {
+    const cwd = tempDataDir();
+    cleanup.push(cwd);
+    // Nothing listens on port 1: the command names the database, then fails to reach it.
+    const r = await token(['list'], cwd, { DATABASE_URL: 'postgres://parley:secret@127.0.0.1:1/parley' });
+    expect(r.code).toBe(1);
+    expect(r.err).toContain('PostgreSQL at postgres://parley:***@127.0.0.1:1/parley');
+    expect(r.err).not.toContain('secret');
+    expect(fs.readdirSync(cwd)).toEqual([]);
+  });
+});
