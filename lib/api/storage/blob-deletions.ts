@@ -28,12 +28,13 @@ export class BlobDeletionQueue {
     private readonly store: BlobStore,
     private readonly log: Pick<Console, 'error'>,
     private readonly batchSize = 100,
+    private readonly concurrency = 8,
   ) {}
 
   /** Removes every queued blob that is due at `now` (Unix seconds). */
   async drain(now = nowSeconds()): Promise<DrainResult> {
     const result: DrainResult = { removed: 0, failed: 0 };
-    const tried = new Set<string>(); // a key that failed is not tried again in this pass
+    const failed = new Set<string>(); // a key that failed is not tried again in this pass
     for (;;) {
       const due = (
         await this.db
@@ -41,15 +42,20 @@ export class BlobDeletionQueue {
           .select(['storage_key', 'attempts'])
           .where('next_attempt_at', '<=', now)
           .orderBy('queued_at')
-          .limit(this.batchSize + tried.size)
+          .limit(this.batchSize + failed.size)
           .execute()
-      ).filter((row) => !tried.has(row.storage_key));
+      ).filter((row) => !failed.has(row.storage_key));
       if (due.length === 0) return result;
-      for (const { storage_key: key, attempts } of due) {
-        tried.add(key);
+      // A few removals at once (an object store's requests are mostly waiting), and one statement
+      // for the queue rows of a batch: deleting a conversation of a thousand files must not take a
+      // thousand sequential round trips of each kind.
+      const removed: string[] = [];
+      await forEachConcurrently(due, this.concurrency, async ({ storage_key: key, attempts }) => {
         try {
           await this.store.remove(key);
+          removed.push(key);
         } catch (error) {
+          failed.add(key);
           result.failed++;
           this.log.error('[parley] could not remove the bytes of a deleted file (will retry):', key, error);
           await this.db
@@ -57,12 +63,19 @@ export class BlobDeletionQueue {
             .set({ attempts: attempts + 1, next_attempt_at: now + retryDelaySeconds(attempts + 1) })
             .where('storage_key', '=', key)
             .execute();
-          continue;
         }
-        await this.db.deleteFrom('blob_deletions').where('storage_key', '=', key).execute();
-        result.removed++;
-      }
+      });
+      if (removed.length > 0) await this.db.deleteFrom('blob_deletions').where('storage_key', 'in', removed).execute();
+      result.removed += removed.length;
     }
   }
 }
 
+/** Runs `task` over `items` with at most `limit` running at once; resolves when all have settled. */
+async function forEachConcurrently<T>(items: readonly T[], limit: number, task: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await task(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
