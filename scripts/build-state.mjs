@@ -14,6 +14,7 @@ export const SOURCES = [
   'workers',
   'public',
   'server.ts',
+  'scripts/token.ts',
   'next.config.mjs',
   'tsconfig.json',
   'package.json',
@@ -30,9 +31,11 @@ export const GENERATED = new Set(['public/sw.js']);
 export const OUTPUT_DIR = path.join('.next', 'parley');
 export const STAMP = path.join(OUTPUT_DIR, 'build-stamp.json');
 export const SERVER_BUNDLE = path.join(OUTPUT_DIR, 'server.mjs');
+/** `npm run token` compiled, so an operator's machine runs it with plain node too. */
+export const TOKEN_BUNDLE = path.join(OUTPUT_DIR, 'token.mjs');
 const NEXT_BUILD_ID = path.join('.next', 'BUILD_ID');
 /** What must exist for the stamp to mean anything (a half-deleted build is not current). */
-const OUTPUTS = [NEXT_BUILD_ID, SERVER_BUNDLE, 'public/sw.js', path.join('.next', 'csp-hashes.json')];
+const OUTPUTS = [NEXT_BUILD_ID, SERVER_BUNDLE, TOKEN_BUNDLE, 'public/sw.js', path.join('.next', 'csp-hashes.json')];
 
 function sourceFiles(root) {
   const files = [];

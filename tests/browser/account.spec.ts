@@ -214,15 +214,17 @@ test("sign-out removes the user's databases (the adopted one of an earlier versi
   const gate = await gateV1(context);
   gate.holdWrites = true;
   await page.getByRole('button', { name: 'Pin', exact: true }).click();
-  await expect(page.getByTestId('pending-count')).toHaveText(/1 pending/);
+  // And a queued upload, whose bytes wait in the database (2 KiB, so the notice can name them).
+  await page.getByLabel('Upload files').setInputFiles({ name: 'wound.txt', mimeType: 'text/plain', buffer: Buffer.alloc(2048, 'w') });
+  await expect(page.getByTestId('pending-count')).toHaveText(/2 pending/);
 
   await page.getByRole('button', { name: 'Sign out' }).click();
   const confirm = page.getByRole('dialog', { name: 'Sign out?' });
-  await expect(confirm).toContainText('1 change has not reached the server');
+  await expect(confirm).toContainText('2 changes have not reached the server');
   await confirm.getByRole('button', { name: 'Sign out and discard changes' }).click();
 
   await expect(page.getByTestId('signin-notice')).toHaveText(
-    /^Removed from this device: \d+ conversations?, \d+ files?, 1 opened document, 1 unsynced change\.$/,
+    /^Removed from this device: \d+ conversations?, \d+ files?, 1 opened document, 2 unsynced changes \(with 2\.0 KB of files waiting to upload\)\.$/,
   );
   await expect(page.getByLabel('Access token')).toBeVisible();
   expect(await parleyDatabases(page)).toEqual([]);

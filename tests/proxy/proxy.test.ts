@@ -223,14 +223,15 @@ describe('upstream failures', () => {
 
   it('a stopped upstream: 502 upstream_unavailable at once, even with a pooled connection to it', async () => {
     const up = await startTestServer();
-    const proxy = await proxyTo(up.baseUrl, { UPSTREAM_CONNECT_TIMEOUT_MS: '1500' });
+    // A connect timeout far beyond anything a loaded machine adds: waiting for it instead of taking the
+    // refusal would show as a 504 upstream_timeout (or the test's own timeout), never as this 502.
+    const proxy = await proxyTo(up.baseUrl, { UPSTREAM_CONNECT_TIMEOUT_MS: '120000' });
     const alice = client(() => proxy.baseUrl, TEST_TOKENS.alice);
     expect((await alice.get('/v1/conversations')).status).toBe(200);
     await up.stop();
-    const { value: r, ms } = await timed(() => alice.get('/v1/conversations'));
+    const r = await alice.get('/v1/conversations');
     expect(r.status).toBe(502);
     expect(r.body).toEqual({ type: 'api_error', code: 'upstream_unavailable', message: expect.any(String) });
-    expect(ms).toBeLessThan(1000);
     // and it comes back when the upstream does
     await up.restart();
     cleanup.push(() => up.stop());
@@ -261,11 +262,11 @@ describe('upstream failures', () => {
     const hole = await startBlackhole();
     cleanup.push(() => hole.stop());
     const proxy = await proxyTo(hole.url, { ...fast, UPSTREAM_IDLE_TIMEOUT_MS: '30000' });
-    const { value: r, ms } = await timed(() => withDeadline(rawRequest(proxy.port, '/v1/conversations'), 3000, 'the proxy hung'));
+    const { value: r, ms } = await timed(() => withDeadline(rawRequest(proxy.port, '/v1/conversations'), 20_000, 'the proxy hung'));
     expect(r.status).toBe(504);
     expect(JSON.parse(r.text)).toMatchObject({ type: 'api_error', code: 'upstream_timeout' });
     expect(ms).toBeGreaterThanOrEqual(250);
-    expect(ms).toBeLessThan(2000);
+    expect(ms).toBeLessThan(15_000); // the configured 300 ms fired, not the other timeout of 30 s
   });
 
   it('an upstream that accepts but never answers: 504 upstream_timeout after the idle timeout', async () => {
@@ -277,7 +278,7 @@ describe('upstream failures', () => {
     expect(r.status).toBe(504);
     expect(JSON.parse(r.text)).toMatchObject({ type: 'api_error', code: 'upstream_timeout' });
     expect(ms).toBeGreaterThanOrEqual(250);
-    expect(ms).toBeLessThan(2000);
+    expect(ms).toBeLessThan(15_000); // the configured 300 ms fired, not the other timeout of 30 s
     expect(up.requests).toHaveLength(1);
   });
 
@@ -287,9 +288,8 @@ describe('upstream failures', () => {
       res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': '1000' }).write('x'.repeat(100));
     });
     const proxy = await proxyTo(up.url, fast);
-    const { value: outcome, ms } = await timed(() => readWhole(proxy.port, '/files/a.bin?id=AbCdEf0123456789&sig=s'));
-    expect(outcome).toEqual({ status: 200, received: 100, complete: false });
-    expect(ms).toBeLessThan(2000);
+    const outcome = await readWhole(proxy.port, '/files/a.bin?id=AbCdEf0123456789&sig=s');
+    expect(outcome).toEqual({ status: 200, received: 100, complete: false }); // without the idle timeout, this never ends
   });
 
   it('an upstream that dies mid-response: the browser’s response is destroyed, not ended as if complete', async () => {
@@ -445,13 +445,14 @@ describe('check()', () => {
     const log = { log: (s: string) => lines.push(s), error: (s: string) => lines.push(s) };
     const withToken = createProxy(readConfig({ UPSTREAM_BASE_URL: up.baseUrl, UPSTREAM_TOKEN: TEST_TOKENS.bob }), log);
     const without = createProxy(readConfig({ UPSTREAM_BASE_URL: up.baseUrl }), log);
-    const down = createProxy(readConfig({ UPSTREAM_BASE_URL: 'http://127.0.0.1:9', UPSTREAM_CONNECT_TIMEOUT_MS: '300' }), log);
+    // Nothing listens on port 9: the refusal is the answer, long before the connect timeout.
+    const down = createProxy(readConfig({ UPSTREAM_BASE_URL: 'http://127.0.0.1:9', UPSTREAM_CONNECT_TIMEOUT_MS: '120000' }), log);
     cleanup.push(() => [withToken, without, down].forEach((p) => p.close()));
     expect(await withToken.check()).toMatchObject({ answers: true, status: 200, error: null });
     expect(await without.check()).toMatchObject({ answers: true, status: 401 });
     const failed = await down.check();
     expect(failed).toMatchObject({ answers: false, status: null });
-    expect(failed.ms).toBeLessThan(1000);
+    expect(failed.error).not.toMatch(/timeout/);
     expect(lines).toHaveLength(3);
     expect(lines[2]).toMatch(/does not answer/);
   });

@@ -2,7 +2,7 @@
 // Push-side progress: bytes sent of a pending upload, stored (throttled) where the UI reads it;
 // and the stuck-queue watchdog, which says so when changes pending against a reachable server
 // have not moved for a while.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { UploadLike } from '../../lib/sync/http';
 import { readUploadProgress, UPLOAD_PROGRESS_KEY, type UploadProgress } from '../../lib/sync/upload-progress';
 import { readSyncStatus } from '../../lib/sync/status';
@@ -40,8 +40,10 @@ describe('upload progress', () => {
         await clock.advance(10);
         onProgress(i * 100, 10_000);
       }
-      await clock.advance(500); // the trailing write of the burst
-      await new Promise((resolve) => setTimeout(resolve, 20)); // let the throttled writes land
+      await clock.advance(500); // the trailing write of the burst is due
+      // It is written without blocking the upload: wait until the burst's last event is stored (without
+      // the trailing write this never happens and the test fails), then record what a reader sees.
+      await vi.waitFor(async () => expect(Object.values(await readUploadProgress(d.db))[0]?.sent).toBe(10_000));
       seenDuring.push(await readUploadProgress(d.db));
       return d.net.fetch(url, init);
     };

@@ -25,6 +25,7 @@ function builtProject() {
   write('.next/BUILD_ID', 'build-1');
   write('.next/csp-hashes.json', '[]');
   write('.next/parley/server.mjs', '// compiled');
+  write('.next/parley/token.mjs', '// compiled');
   write('public/sw.js', '// generated worker');
   writeStamp(root, sourcesDigest(root));
 }
