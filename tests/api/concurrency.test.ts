@@ -4,7 +4,8 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { BlobDeletionQueue } from '../../lib/api/storage/blob-deletions';
 import { client, expectError } from '../helpers/api';
 import type { TestServer } from '../helpers/server';
@@ -85,6 +86,48 @@ describe('uploads racing the delete of their conversation', () => {
       expect(await tempFiles(s)).toEqual([]);
     }
     expect(captured.errors.join('\n')).toBe('');
+  });
+});
+
+// PostgreSQL: a DELETE waits for the row locks of the uploads in flight. An upload that took only
+// the foreign key's KEY SHARE lock never waits for a waiting DELETE, so a steady stream of uploads
+// kept a conversation's deletion waiting for as long as it lasted (minutes in CI). An upload takes
+// the conversation's row lock first, and so queues behind a DELETE that is already waiting.
+describe.runIf(process.env.PARLEY_TEST_POSTGRES === '1')('a conversation deleted while uploads keep coming (PostgreSQL)', () => {
+  /** Statements of this database waiting for a lock whose text starts with `prefix`. */
+  const waiting = async (prefix: string) =>
+    Number(
+      (
+        await sql<{ n: string }>`select count(*) as n from pg_stat_activity
+          where datname = current_database() and wait_event_type = 'Lock' and query like ${prefix + '%'}`.execute(s.service.db)
+      ).rows[0]!.n,
+    );
+
+  it('an upload sent after the delete began waiting is answered 404 after it, not slipped in ahead', async () => {
+    const c = (await alice.post('/v1/conversations', { json: { contact_id: 'queued-behind-delete' } })).body;
+    let first: Promise<any> | undefined;
+    let deletion: Promise<any> | undefined;
+    let second: Promise<any> | undefined;
+    // Another session blocks inserts into files, so the first upload stops inside its transaction,
+    // holding whatever it took on the conversation; the delete then waits behind it.
+    await s.service.db.connection().execute(async (blocker) => {
+      await sql`begin`.execute(blocker);
+      try {
+        await sql`lock table files in share mode`.execute(blocker);
+        first = alice.upload({ conversation_id: c.id }, { name: 'in-flight.txt', bytes: 'in flight' });
+        await vi.waitFor(async () => expect(await waiting('insert into "files"')).toBe(1), { timeout: 30_000 });
+        deletion = alice.del(`/v1/conversations/${c.id}`);
+        await vi.waitFor(async () => expect(await waiting('delete from "conversations"')).toBe(1), { timeout: 30_000 });
+        second = alice.upload({ conversation_id: c.id }, { name: 'late.txt', bytes: 'late' });
+        await vi.waitFor(async () => expect(await waiting('update "conversations"') + (await waiting('insert into "files"'))).toBe(2), { timeout: 30_000 });
+      } finally {
+        await sql`commit`.execute(blocker);
+      }
+    });
+    expect((await first!).status).toBe(201);
+    expect((await deletion!).status).toBe(204);
+    expectError(await second!, 404, 'resource_missing', 'conversation_id');
+    expect(await blobKeys(s)).toEqual(await rowKeys(s));
   });
 });
 

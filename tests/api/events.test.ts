@@ -60,10 +60,11 @@ describe('GET /v1/events', () => {
     const { events: created } = await follow(start);
     // The upload raised last_active_at: the conversation is rendered as it is now.
     const now = Conversation.parse((await alice.get(`/v1/conversations/${c.id}`)).body);
-    // Created, then raised by the upload: one object, one event (its last), after the file's.
+    // Created, then raised by the upload: one object, one event (its last). The upload raises the
+    // conversation first (that takes its row lock, see Conversations.touch), then adds the file.
     expect(created.map((e) => [e.type, e.object.id])).toEqual([
-      ['file.created', upload.id],
       ['conversation.updated', c.id],
+      ['file.created', upload.id],
     ]);
     const byObject = new Map(created.map((e) => [e.object.id, e]));
     expect(byObject.get(c.id)!.object).toEqual(now);
@@ -161,7 +162,10 @@ describe('GET /v1/events/stream', () => {
       try {
         const first = await resumed.next((m) => m.id !== null);
         expect(Number(first.id)).toBeGreaterThan(Number(message.id));
-        expect(ChangeEvent.parse(JSON.parse(first.data))).toMatchObject({ type: 'file.created', object: { id: f.id } });
+        // The upload's own changes: the conversation raised, then the file.
+        expect(ChangeEvent.parse(JSON.parse(first.data))).toMatchObject({ type: 'conversation.updated', object: { id: c.id } });
+        const second = ChangeEvent.parse(JSON.parse((await resumed.next((m) => m.id !== null)).data));
+        expect(second).toMatchObject({ type: 'file.created', object: { id: f.id } });
       } finally {
         resumed.close();
       }

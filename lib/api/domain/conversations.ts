@@ -214,11 +214,20 @@ export class Conversations {
   }
 
   /** An upload into the conversation makes it active now (never moves last_active_at backwards). */
-  async touch(db: Db, id: string, at: number): Promise<void> {
-    await db
+  /**
+   * Marks the user's conversation active at `at` and reports whether it exists. An upload calls
+   * this FIRST, before inserting anything that refers to the conversation: the UPDATE takes the
+   * row's lock and, on PostgreSQL, queues in order with a DELETE waiting for it. Inserting first
+   * would take only the foreign key's KEY SHARE lock, which never waits for a waiting DELETE, so a
+   * steady stream of uploads into a conversation would keep its deletion waiting indefinitely.
+   */
+  async touch(db: Db, user: string, id: string, at: number): Promise<boolean> {
+    const touched = await db
       .updateTable('conversations')
       .set({ last_active_at: sql<number>`case when last_active_at is null or last_active_at < ${at} then ${at} else last_active_at end` })
       .where('id', '=', id)
-      .execute();
-  }
-}
+      .where('user_id', '=', user)
+      .returning('id')
+      .executeTakeFirst();
+    return touched !== undefined;
+  }}

@@ -144,9 +144,7 @@ export class Files {
     let messageId: string;
     if (conversation_id !== undefined) {
       if (!ID_PATTERN.test(conversation_id)) throw notFound('conversation', 'conversation_id');
-      await this.conversations.get(db, user, conversation_id).catch(() => {
-        throw notFound('conversation', 'conversation_id');
-      });
+      if (!(await this.conversations.touch(db, user, conversation_id, now))) throw notFound('conversation', 'conversation_id');
       conversationId = conversation_id;
       messageId = newId();
       await db
@@ -162,7 +160,7 @@ export class Files {
             .where('user_id', '=', user)
             .executeTakeFirst()
         : undefined;
-      if (!message) throw notFound('message', 'message_id');
+      if (!message || !(await this.conversations.touch(db, user, message.conversation_id, now))) throw notFound('message', 'message_id');
       conversationId = message.conversation_id;
       messageId = message.id;
     }
@@ -179,7 +177,6 @@ export class Files {
       created_at: now,
     };
     await db.insertInto('files').values(row).execute();
-    await this.conversations.touch(db, conversationId, now);
     return this.toFile({ ...row, seq: 0 }, assetBase);
   }
 
