@@ -213,9 +213,9 @@ export class Conversations {
     if (!deleted) throw notFound('conversation');
   }
 
-  /** An upload into the conversation makes it active now (never moves last_active_at backwards). */
   /**
-   * Marks the user's conversation active at `at` and reports whether it exists. An upload calls
+   * An upload into the conversation makes it active at `at` (never moving last_active_at
+   * backwards); answers whether the user's conversation exists. An upload calls
    * this FIRST, before inserting anything that refers to the conversation: the UPDATE takes the
    * row's lock and, on PostgreSQL, queues in order with a DELETE waiting for it. Inserting first
    * would take only the foreign key's KEY SHARE lock, which never waits for a waiting DELETE, so a
@@ -230,4 +230,5 @@ export class Conversations {
       .returning('id')
       .executeTakeFirst();
     return touched !== undefined;
-  }}
+  }
+}
