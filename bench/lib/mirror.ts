@@ -129,9 +129,10 @@ export async function timedInitialSync(
     const t1 = performance.now();
     done = true;
     await watch;
-    const conversations = await p.db.serverConversations.count();
-    const files = await p.db.serverFiles.count();
-    const placed = await p.db.serverFiles.where('conversationId').above('').count();
+    // Nothing is pending here, so every row is shown as the server has it (no server copies kept).
+    const conversations = await p.db.conversations.count();
+    const files = await p.db.files.count();
+    const placed = await p.db.files.where('conversationId').above('').count();
     const estimate = await navigator.storage.estimate();
     return { t1, phases, report, conversations, files, placed, idbBytes: (estimate as any).usageDetails?.indexedDB ?? estimate.usage ?? 0 };
   });

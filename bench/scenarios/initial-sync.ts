@@ -95,8 +95,9 @@ export async function feedFloorLoop(page: Page, token: string): Promise<{ ms: nu
 }
 
 /**
- * Raw IndexedDB: the same rows (server copy and visible row of each conversation and file, the
- * mirror's stores and indexes) written 1,000 records a transaction, relaxed durability, no reads.
+ * Raw IndexedDB: the same rows the mirror writes (the visible row of each conversation and file,
+ * with the mirror's stores and indexes; no server copies, as nothing is pending) written 1,000
+ * records a transaction, relaxed durability, no reads.
  */
 export async function rawIndexedDb(page: Page, conversations: number, files: number): Promise<{ ms: number; records: number }> {
   return page.evaluate(`(async ([nc, nf]) => {
@@ -130,11 +131,11 @@ export async function rawIndexedDb(page: Page, conversations: number, files: num
     const t0 = performance.now();
     for (let i = 0; i < nc; i += 1000) {
       const rows = []; for (let n = i; n < Math.min(nc, i + 1000); n++) rows.push(conversation(n));
-      await write([['serverConversations', (c) => c], ['conversations', (c) => ({ ...c, syncState: 'synced', listKeys: { order: [1, -(c.last_active_at ?? c.created_at), -c.created_at], byArchived: [0, 1, -(c.last_active_at ?? c.created_at), -c.created_at] } })]], rows);
+      await write([['conversations', (c) => ({ ...c, syncState: 'synced', listKeys: { order: [1, -(c.last_active_at ?? c.created_at), -c.created_at], byArchived: [0, 1, -(c.last_active_at ?? c.created_at), -c.created_at] } })]], rows);
     }
     for (let i = 0; i < nf; i += 1000) {
       const rows = []; for (let n = i; n < Math.min(nf, i + 1000); n++) rows.push(file(n));
-      await write([['serverFiles', (f) => f], ['files', (f) => ({ ...f, syncState: 'synced' })]], rows);
+      await write([['files', (f) => ({ ...f, syncState: 'synced' })]], rows);
     }
     const ms = performance.now() - t0;
     db.close();

@@ -6,6 +6,7 @@ import type { Conversation, FileObject } from '../schemas';
 import { getMeta, type ParleyDb } from './db';
 import { mentionedIds, remapOp, type OutboxOp } from './operations';
 import { rebuildViews } from './rebase';
+import { filesIn, forget, serverFileRows } from './store';
 
 export interface PullCursor {
   /** Increases with every full pull; rows stamped with an older pass are candidates for the sweep. */
@@ -87,10 +88,10 @@ export async function recordAnswers(db: ParleyDb, answers: readonly Answer[], no
  * as missing rather than lost.
  */
 async function dropConversation(db: ParleyDb, id: string): Promise<string[]> {
-  const fileIds = await db.serverFiles.where('conversationId').equals(id).primaryKeys();
-  await db.serverConversations.delete(id);
-  await db.serverFiles.bulkDelete(fileIds);
-  await db.fileScans.delete(id);
+  const fileIds = await filesIn(db, [id]);
+  // Copies and shown rows both go (store.ts `forget`); the rebuild that follows shows what
+  // pending work alone still makes of them.
+  await forget(db, { conversations: [id], files: fileIds });
   return fileIds;
 }
 
@@ -124,7 +125,7 @@ export function fileUploaded(file: FileObject, gone = false): Effect {
     if (op.body.tempMessageId) {
       for (const id of await remap(db, op.body.tempMessageId, file.message_id)) touched.add(id);
     }
-    if (gone) await db.serverFiles.delete(file.id);
+    if (gone) await forget(db, { files: [file.id] });
     else await db.serverFiles.put({ ...file, conversationId: op.body.conversationId });
     await db.uploadChunks.where('opId').equals(op.id).delete();
     return touched;
@@ -134,16 +135,16 @@ export function fileUploaded(file: FileObject, gone = false): Effect {
 export function fileRenamed(file: FileObject, gone = false): Effect {
   return async (db) => {
     if (gone) {
-      await db.serverFiles.delete(file.id);
+      await forget(db, { files: [file.id] });
       return [file.id];
     }
-    const known = await db.serverFiles.get(file.id);
+    const [known] = await serverFileRows(db, [file.id]);
     await db.serverFiles.put({ ...file, conversationId: known?.conversationId ?? null });
     return [file.id];
   };
 }
 
 export const fileDeleted: Effect = async (db, op) => {
-  await db.serverFiles.delete(op.entityId);
+  await forget(db, { files: [op.entityId] });
   return [op.entityId];
 };

@@ -195,6 +195,24 @@ export function openSyncDb(name: string, options: DexieOptions = {}): ParleyDb {
       const table = tx.table('conversations');
       await table.bulkPut(await table.toArray());
     });
+  // Version 6: server copies are kept only for rows that pending work changes or hides (rebase.ts);
+  // a row without is shown exactly as the server has it, so its visible row is its copy. The
+  // initial sync then writes one row per record, not two. Copies nothing pending needs go.
+  db.version(6)
+    .stores({})
+    .upgrade(async (tx) => {
+      const ops = (await tx.table('outbox').toArray()) as OutboxOp[];
+      const changed = new Set(ops.map((op) => op.entityId));
+      const deleting = new Set(ops.filter((op) => op.body.kind === 'conversation.delete').map((op) => op.entityId));
+      await tx
+        .table('serverConversations')
+        .filter((c: ServerConversation) => !changed.has(c.id))
+        .delete();
+      await tx
+        .table('serverFiles')
+        .filter((f: ServerFile) => !changed.has(f.id) && !(f.conversationId !== null && deleting.has(f.conversationId)))
+        .delete();
+    });
   db.use(listKeysMiddleware);
   return db;
 }

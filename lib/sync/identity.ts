@@ -59,7 +59,11 @@ export const PROBE_IDS = 3;
 
 /** Real server ids of conversations this database mirrored (never `local_` temp ids). */
 export async function probeIdsOf(db: ParleyDb, count = PROBE_IDS): Promise<string[]> {
-  return (await db.serverConversations.limit(count).primaryKeys()) as string[];
+  // Rows with pending work keep a server copy; the rest are shown as the server has them.
+  const kept = (await db.serverConversations.limit(count).primaryKeys()) as string[];
+  if (kept.length >= count) return kept;
+  const shown = await db.conversations.filter((c) => c.syncState === 'synced' && !kept.includes(c.id)).limit(count - kept.length).primaryKeys();
+  return [...kept, ...(shown as string[])];
 }
 
 /** Does `token` belong to the user whose conversations `ids` are? */

@@ -29,9 +29,8 @@ import { FEED_KEY, followFeed, probeFeed, readFeed, RECHECK_PLAIN_MS, type FeedS
 import { readHistory, type History } from './history';
 import { call, type HttpDeps, type Outcome } from './http';
 import { Prefetch, runPipelined, type Failure } from './pager';
-import { loadPending } from './rebase';
 import { scanAllActive, scanUnplacedFiles } from './scan';
-import { pullTables, putConversations, putFiles, removeGone, storeContext } from './store';
+import { knownServerIds, pullTables, putConversations, putFiles, removeGone, storeContext } from './store';
 
 export { unplacedFileIds } from './scan';
 export { sameFields } from './store';
@@ -137,7 +136,7 @@ async function startPass(deps: PullDeps, previous: PullState, feed: FeedState | 
     passId: previous.passId + 1,
     phase: 'conversations',
     startingAfter: null,
-    fresh: (await db.serverConversations.count()) === 0 && (await db.serverFiles.count()) === 0,
+    fresh: (await db.conversations.count()) + (await db.files.count()) + (await db.serverConversations.count()) + (await db.serverFiles.count()) === 0,
     feedHead: head,
     progress: { conversations: 0, files: 0 },
   };
@@ -314,10 +313,9 @@ async function listAll(
 
 /** Remove what a complete listing (`seen`) did not contain, except what pending work still needs. */
 async function sweep(db: ParleyDb, list: 'conversations' | 'files', seen: Set<string>, nowMs: number) {
-  const table = list === 'conversations' ? db.serverConversations : db.serverFiles;
-  const missing = (await table.toCollection().primaryKeys()).filter((id) => !seen.has(id));
+  const missing = (await knownServerIds(db, list)).filter((id) => !seen.has(id));
   if (missing.length === 0) return;
-  const ctx = { db, nowMs, pending: await loadPending(db) };
+  const ctx = await storeContext(db, nowMs);
   const kept = await removeGone(ctx, list === 'conversations' ? { conversations: missing } : { files: missing });
   // Kept for pending work: on a feed server no later listing will sweep them, so the feed holds them.
   const feed = await readFeed(db);

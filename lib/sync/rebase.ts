@@ -111,10 +111,42 @@ export async function loadPending(db: ParleyDb): Promise<PendingIndex> {
   return indexPending(await db.outbox.orderBy('seq').toArray());
 }
 
+/** The visible row without its sync state: the server object it mirrors (when it is `synced`). */
+function asServerCopy<T extends { syncState: SyncState }>(row: T | undefined): Omit<T, 'syncState'> | undefined {
+  if (!row || row.syncState !== 'synced') return undefined;
+  const { syncState: _state, ...server } = row;
+  return server;
+}
+
 /**
- * Recompute the visible rows for these ids from the server copies and the outbox. Must run
+ * The server's last word on these rows: the kept server copy, or else the visible row when it is
+ * `synced` (no pending work: shown exactly as the server has it). Undefined: not on the server as
+ * far as we know (a local create, or gone).
+ */
+async function serverBases<S, V extends { syncState: SyncState }>(
+  copies: { bulkGet(ids: string[]): Promise<(S | undefined)[]> },
+  visible: { bulkGet(ids: string[]): Promise<(V | undefined)[]> },
+  ids: string[],
+): Promise<{ base: (S | Omit<V, 'syncState'> | undefined)[]; copied: boolean[] }> {
+  const kept = await copies.bulkGet(ids);
+  const missing = ids.filter((_, i) => kept[i] === undefined);
+  const shown = missing.length > 0 ? await visible.bulkGet(missing) : [];
+  let next = 0;
+  const base = kept.map((copy) => copy ?? asServerCopy(shown[next++]));
+  return { base, copied: kept.map((copy) => copy !== undefined) };
+}
+
+/**
+ * Recompute the visible rows for these ids from the server's last word and the outbox. Must run
  * inside a readwrite transaction over conversations, files, serverConversations, serverFiles
  * and outbox. Files of listed conversations are recomputed too (a delete hides them).
+ *
+ * Server copies are sparse: a row with no pending work is its own server copy (`synced`), so
+ * only rows that pending work changes or hides keep one. This is where copies come and go: one
+ * is taken (from the synced visible row) when work first touches a row, and dropped once the
+ * row is settled again. A caller that learns a row is gone from the server deletes its visible
+ * row as well as its copy before rebuilding (store.ts `forget`), or the visible row would stand
+ * in for the copy.
  */
 export async function rebuildViews(
   db: ParleyDb,
@@ -127,17 +159,30 @@ export async function rebuildViews(
   const fileIds = new Set(ids.files ?? []);
 
   if (conversationIds.length > 0) {
-    const servers = await db.serverConversations.bulkGet(conversationIds);
+    const { base, copied } = await serverBases(db.serverConversations, db.conversations, conversationIds);
     const puts: ConversationView[] = [];
     const deletes: string[] = [];
+    const takeCopies: ServerConversation[] = [];
+    const dropCopies: string[] = [];
     conversationIds.forEach((id, i) => {
       const ops = index.byEntity.get(id) ?? [];
-      const view = projectConversation(id, servers[i], ops, Math.floor(nowMs / 1000));
+      const server = base[i] as ServerConversation | undefined;
+      if (ops.length === 0) {
+        // Settled: shown as the server has it, and that row is the copy from now on.
+        if (copied[i]) dropCopies.push(id);
+        if (server && copied[i]) puts.push({ ...server, syncState: 'synced' });
+        else if (!server) deletes.push(id);
+        return;
+      }
+      if (server && !copied[i]) takeCopies.push(server);
+      const view = projectConversation(id, server, ops, Math.floor(nowMs / 1000));
       if (view) puts.push({ ...view, syncState: stateOf(ops, index.blocked) });
       else deletes.push(id);
     });
-    await db.conversations.bulkPut(puts);
-    await db.conversations.bulkDelete(deletes);
+    if (takeCopies.length > 0) await db.serverConversations.bulkPut(takeCopies);
+    if (dropCopies.length > 0) await db.serverConversations.bulkDelete(dropCopies);
+    if (puts.length > 0) await db.conversations.bulkPut(puts);
+    if (deletes.length > 0) await db.conversations.bulkDelete(deletes);
     // Files shown under these conversations, whether they come from the server or the outbox.
     for (const key of await db.serverFiles.where('conversationId').anyOf(conversationIds).primaryKeys()) {
       fileIds.add(key);
@@ -155,22 +200,34 @@ export async function rebuildViews(
 
   if (fileIds.size > 0) {
     const list = [...fileIds];
-    const servers = await db.serverFiles.bulkGet(list);
+    const { base, copied } = await serverBases(db.serverFiles, db.files, list);
     const puts: FileView[] = [];
     const deletes: string[] = [];
+    const takeCopies: ServerFile[] = [];
+    const dropCopies: string[] = [];
     list.forEach((id, i) => {
       const ops = index.byEntity.get(id) ?? [];
-      const server = servers[i];
+      const server = base[i] as ServerFile | undefined;
       const upload = ops.find((op) => op.body.kind === 'file.upload');
       const conversationId =
         server?.conversationId ?? (upload?.body.kind === 'file.upload' ? upload.body.conversationId : null);
       const gone = conversationId !== null && index.deletingConversations.has(conversationId);
+      if (ops.length === 0 && !gone) {
+        if (copied[i]) dropCopies.push(id);
+        if (server && copied[i]) puts.push({ ...server, syncState: 'synced' });
+        else if (!server) deletes.push(id);
+        return;
+      }
+      // Pending work changes it, or its conversation's queued delete hides it: keep the server's word.
+      if (server && !copied[i]) takeCopies.push(server);
       const view = projectFile(id, server, ops, gone);
       if (view) puts.push({ ...view, conversationId: view.conversationId ?? conversationId, syncState: stateOf(ops, index.blocked) });
       else deletes.push(id);
     });
-    await db.files.bulkPut(puts);
-    await db.files.bulkDelete(deletes);
+    if (takeCopies.length > 0) await db.serverFiles.bulkPut(takeCopies);
+    if (dropCopies.length > 0) await db.serverFiles.bulkDelete(dropCopies);
+    if (puts.length > 0) await db.files.bulkPut(puts);
+    if (deletes.length > 0) await db.files.bulkDelete(deletes);
   }
 }
 

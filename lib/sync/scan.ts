@@ -16,21 +16,26 @@ import { call } from './http';
 import { readHistory } from './history';
 import { runConcurrently, type Failure } from './pager';
 import type { PullDeps, PullProgress, PullState } from './pull';
-import { pullTables, putFiles, storeContext } from './store';
+import { pullTables, putFiles, serverConversationRows, serverFileRows, storeContext } from './store';
 
 export const SCAN_CONCURRENCY = 4;
 export const SCAN_BATCH = 50;
 const PAGE_LIMIT = 100;
 
 /**
- * Ids of server files whose conversation is unknown. IndexedDB does not index null, so these are
- * all keys minus the keys the conversationId index holds (keys only: no row is read).
+ * Ids of server files whose conversation is unknown, among the kept server copies and the
+ * visible rows (store.ts). IndexedDB does not index null, so these are all keys minus the keys
+ * the conversationId index holds (keys only: no row is read).
  */
 export async function unplacedFileIds(db: ParleyDb): Promise<Set<string>> {
-  return db.transaction('r', db.serverFiles, async () => {
-    const unplaced = new Set(await db.serverFiles.toCollection().primaryKeys());
-    if (unplaced.size === 0) return unplaced;
-    for (const id of await db.serverFiles.orderBy('conversationId').primaryKeys()) unplaced.delete(id);
+  return db.transaction('r', db.serverFiles, db.files, async () => {
+    const unplaced = new Set<string>();
+    for (const table of [db.serverFiles, db.files] as const) {
+      const keys = await table.toCollection().primaryKeys();
+      if (keys.length === 0) continue;
+      const placed = new Set(await table.orderBy('conversationId').primaryKeys());
+      for (const id of keys) if (!placed.has(id)) unplaced.add(id);
+    }
     return unplaced;
   });
 }
@@ -52,7 +57,7 @@ export async function scanUnplacedFiles(deps: PullDeps, state: PullState, option
   if (unplaced.size === 0) return null;
   const total = unplaced.size;
 
-  const conversations = (await db.serverConversations.toArray()).sort(
+  const conversations = (await serverConversationRows(db)).sort(
     (a, b) => (b.last_active_at ?? 0) - (a.last_active_at ?? 0),
   );
   const scans = new Map((await db.fileScans.toArray()).map((s) => [s.conversationId, s]));
@@ -102,7 +107,7 @@ export async function scanUnplacedFiles(deps: PullDeps, state: PullState, option
 export async function scanAllActive(deps: PullDeps, state: PullState): Promise<Failure | null> {
   const { db } = deps;
   const done = new Set((await db.fileScans.toArray()).filter((s) => s.passId === state.passId).map((s) => s.conversationId));
-  const active = (await db.serverConversations.toArray()).filter((c) => c.last_active_at !== null && !done.has(c.id));
+  const active = (await serverConversationRows(db)).filter((c) => c.last_active_at !== null && !done.has(c.id));
   let files = state.progress?.files ?? 0;
   return runConcurrently<Conversation, Listing>(
     active,
@@ -170,7 +175,7 @@ async function placeFromHistory(deps: PullDeps, state: PullState, unplaced: Set<
     enough: () => unplaced.size === 0,
     onPlacements: (found) =>
       db.transaction('rw', pullTables(db), async () => {
-        const stored = (await db.serverFiles.bulkGet([...found.keys()])).filter((f) => f !== undefined);
+        const stored = (await serverFileRows(db, [...found.keys()])).filter((f) => f !== undefined);
         const files: FileObject[] = stored.map(({ conversationId: _unknown, ...file }) => file);
         await putFiles(await storeContext(db, deps.now()), files, (f) => found.get(f.id) ?? null, true);
         for (const file of files) unplaced.delete(file.id);

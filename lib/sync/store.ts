@@ -1,13 +1,16 @@
-// Writing what the server said into the mirror: the server copies and the visible rows, inside the
-// caller's transaction (see `pullTables`). Shared by the listing, the scan and the change feed.
+// Writing what the server said into the mirror: the visible rows (and, where pending work changes
+// a row, its server copy), inside the caller's transaction (see `pullTables`). Shared by the
+// listing, the scan and the change feed.
 //
-// Cost: a row with no pending work is shown exactly as the server has it, so its visible row is
-// written straight from the object in hand (no re-read of what was just written, no projection).
-// Only rows that pending operations mention go through `rebuildViews` (rebase.ts). `diff: true`
-// compares with the stored copy first and writes only what changed (an unchanged pass writes
-// nothing); a pass over an empty mirror skips that read (`diff: false`).
+// Cost: a row with no pending work is shown exactly as the server has it, so it is written once,
+// as its visible row, straight from the object in hand: no server copy, no re-read, no projection
+// (rebase.ts keeps copies only for rows pending work changes or hides). Only rows that pending
+// operations mention go through `rebuildViews`. `diff: true` compares with what is stored first
+// and writes only what changed (an unchanged pass writes nothing); a pass over an empty mirror
+// skips that read (`diff: false`).
 import type { Conversation, FileObject } from '../schemas';
 import type { ConversationView, FileView, ParleyDb, ServerConversation, ServerFile } from './db';
+import { isTempId } from './operations';
 import { loadPending, rebuildViews, type PendingIndex } from './rebase';
 
 /** Every table a pull transaction touches. */
@@ -20,10 +23,17 @@ export interface StoreContext {
   nowMs: number;
   /** Pending work, read once per transaction. */
   pending: PendingIndex;
+  /** Ids of the server copies kept (few: rows pending work changes or hides; rebase.ts). */
+  copies: { conversations: Set<string>; files: Set<string> };
 }
 
 export async function storeContext(db: ParleyDb, nowMs: number): Promise<StoreContext> {
-  return { db, nowMs, pending: await loadPending(db) };
+  const [pending, conversations, files] = await Promise.all([
+    loadPending(db),
+    db.serverConversations.toCollection().primaryKeys(),
+    db.serverFiles.toCollection().primaryKeys(),
+  ]);
+  return { db, nowMs, pending, copies: { conversations: new Set(conversations), files: new Set(files) } };
 }
 
 /** True when the stored server copy already holds exactly these server fields. */
@@ -36,24 +46,59 @@ export function sameFields<T extends object>(stored: object | undefined, fresh: 
   return true;
 }
 
-/** Writes the conversations whose server copy changed (all of them without `diff`); returns their ids. */
+/**
+ * The server's last word on these rows as stored here: the kept copy, or else the visible row
+ * (a row without a copy has no pending work, so it is shown exactly as the server has it).
+ */
+async function storedServerRows<S, V>(
+  copyTable: { bulkGet(ids: string[]): Promise<(S | undefined)[]> },
+  visibleTable: { bulkGet(ids: string[]): Promise<(V | undefined)[]> },
+  copies: Set<string>,
+  ids: string[],
+): Promise<(S | V | undefined)[]> {
+  const withCopy = ids.filter((id) => copies.has(id));
+  const without = ids.filter((id) => !copies.has(id));
+  const [kept, shown] = await Promise.all([
+    withCopy.length > 0 ? copyTable.bulkGet(withCopy) : [],
+    without.length > 0 ? visibleTable.bulkGet(without) : [],
+  ]);
+  const byId = new Map<string, S | V | undefined>();
+  withCopy.forEach((id, i) => byId.set(id, kept[i]));
+  without.forEach((id, i) => byId.set(id, shown[i]));
+  return ids.map((id) => byId.get(id));
+}
+
+/** Writes the conversations the server changed (all of them without `diff`); returns their ids. */
 export async function putConversations(ctx: StoreContext, page: readonly Conversation[], diff: boolean): Promise<string[]> {
-  const { db, pending } = ctx;
+  const { db, pending, copies } = ctx;
   let rows: ServerConversation[] = page as ServerConversation[];
   if (diff) {
-    const known = await db.serverConversations.bulkGet(page.map((c) => c.id));
+    const known = await storedServerRows(db.serverConversations, db.conversations, copies.conversations, page.map((c) => c.id));
     rows = page.filter((c, i) => !sameFields(known[i], c));
   }
   if (rows.length === 0) return [];
-  await db.serverConversations.bulkPut(rows);
+  // One row per record where nothing is pending (the initial sync's case); a copy, rebased, where
+  // pending work changes what is shown.
   const plain: ConversationView[] = [];
-  const rebased: string[] = [];
+  const rebased: ServerConversation[] = [];
+  const stale: string[] = [];
   for (const c of rows) {
-    if (pending.byEntity.has(c.id)) rebased.push(c.id);
-    else plain.push({ ...c, syncState: 'synced' });
+    if (pending.byEntity.has(c.id)) rebased.push(c);
+    else {
+      plain.push({ ...c, syncState: 'synced' });
+      if (copies.conversations.has(c.id)) stale.push(c.id);
+    }
   }
   if (plain.length > 0) await db.conversations.bulkPut(plain);
-  if (rebased.length > 0) await rebuildViews(db, { conversations: rebased }, ctx.nowMs, pending);
+  if (stale.length > 0) {
+    await db.serverConversations.bulkDelete(stale);
+    for (const id of stale) copies.conversations.delete(id);
+  }
+  if (rebased.length > 0) {
+    await db.serverConversations.bulkPut(rebased);
+    for (const c of rebased) copies.conversations.add(c.id);
+    await rebuildViews(db, { conversations: rebased.map((c) => c.id) }, ctx.nowMs, pending);
+  }
   return rows.map((c) => c.id);
 }
 
@@ -67,9 +112,10 @@ export async function putFiles(
   placement: string | null | ((file: FileObject) => string | null),
   diff: boolean,
 ): Promise<string[]> {
-  const { db, pending } = ctx;
+  const { db, pending, copies } = ctx;
   const placeOf = typeof placement === 'function' ? placement : () => placement;
-  const known = diff || placement === null ? await db.serverFiles.bulkGet(page.map((f) => f.id)) : null;
+  const known =
+    diff || placement === null ? await storedServerRows(db.serverFiles, db.files, copies.files, page.map((f) => f.id)) : null;
   const rows: ServerFile[] = [];
   page.forEach((f, i) => {
     const stored = known?.[i];
@@ -78,17 +124,56 @@ export async function putFiles(
     rows.push({ ...f, conversationId: placedIn });
   });
   if (rows.length === 0) return [];
-  await db.serverFiles.bulkPut(rows);
   const plain: FileView[] = [];
-  const rebased: string[] = [];
+  const rebased: ServerFile[] = [];
+  const stale: string[] = [];
   for (const f of rows) {
     const hidden = f.conversationId !== null && pending.deletingConversations.has(f.conversationId);
-    if (pending.byEntity.has(f.id) || hidden) rebased.push(f.id);
-    else plain.push({ ...f, syncState: 'synced' });
+    if (pending.byEntity.has(f.id) || hidden) rebased.push(f);
+    else {
+      plain.push({ ...f, syncState: 'synced' });
+      if (copies.files.has(f.id)) stale.push(f.id);
+    }
   }
   if (plain.length > 0) await db.files.bulkPut(plain);
-  if (rebased.length > 0) await rebuildViews(db, { files: rebased }, ctx.nowMs, pending);
+  if (stale.length > 0) {
+    await db.serverFiles.bulkDelete(stale);
+    for (const id of stale) copies.files.delete(id);
+  }
+  if (rebased.length > 0) {
+    await db.serverFiles.bulkPut(rebased);
+    for (const f of rebased) copies.files.add(f.id);
+    await rebuildViews(db, { files: rebased.map((f) => f.id) }, ctx.nowMs, pending);
+  }
   return rows.map((f) => f.id);
+}
+
+/**
+ * The server no longer has these rows: their server copies and visible rows go (both: a visible
+ * row without a copy would stand in for it, rebase.ts). Nothing else is rebuilt: callers pass
+ * only rows no pending work mentions.
+ */
+export async function forget(db: ParleyDb, gone: { conversations?: readonly string[]; files?: readonly string[] }): Promise<void> {
+  const conversations = gone.conversations ?? [];
+  const files = gone.files ?? [];
+  if (conversations.length > 0) {
+    await db.serverConversations.bulkDelete(conversations as string[]);
+    await db.conversations.bulkDelete(conversations as string[]);
+    await db.fileScans.bulkDelete(conversations as string[]);
+  }
+  if (files.length > 0) {
+    await db.serverFiles.bulkDelete(files as string[]);
+    await db.files.bulkDelete(files as string[]);
+  }
+}
+
+/** Ids of the files the server has (as far as we know) in these conversations: kept copies and shown rows. */
+export async function filesIn(db: ParleyDb, conversations: readonly string[]): Promise<string[]> {
+  const [kept, shown] = await Promise.all([
+    db.serverFiles.where('conversationId').anyOf(conversations as string[]).primaryKeys(),
+    db.files.where('conversationId').anyOf(conversations as string[]).primaryKeys(),
+  ]);
+  return [...new Set([...kept, ...shown])];
 }
 
 /**
@@ -105,16 +190,47 @@ export async function removeGone(ctx: StoreContext, gone: { conversations?: Iter
   for (const id of gone.files ?? []) (pending.mentioned.has(id) ? kept.files : files).push(id);
   if (conversations.length > 0) {
     // Their files went with them on the server (the feed also sends each file's deletion).
-    for (const id of await db.serverFiles.where('conversationId').anyOf(conversations).primaryKeys()) {
+    for (const id of await filesIn(db, conversations)) {
       if (pending.mentioned.has(id)) kept.files.push(id);
       else files.push(id);
     }
-    await db.serverConversations.bulkDelete(conversations);
-    await db.fileScans.bulkDelete(conversations);
   }
-  if (files.length > 0) await db.serverFiles.bulkDelete(files);
-  if (conversations.length > 0 || files.length > 0) {
-    await rebuildViews(db, { conversations, files }, ctx.nowMs, pending);
-  }
+  await forget(db, { conversations, files });
+  for (const id of conversations) ctx.copies.conversations.delete(id);
+  for (const id of files) ctx.copies.files.delete(id);
   return kept;
+}
+
+// ---- The server's last word as a whole (copies where kept, synced visible rows elsewhere). ----
+
+/** Every conversation the server has, as far as this mirror knows. */
+export async function serverConversationRows(db: ParleyDb): Promise<ServerConversation[]> {
+  const kept = await db.serverConversations.toArray();
+  const copied = new Set(kept.map((c) => c.id));
+  const shown = await db.conversations.filter((c) => c.syncState === 'synced' && !copied.has(c.id)).toArray();
+  return [...kept, ...shown.map(({ syncState: _state, ...c }) => c)];
+}
+
+/** The server's last word on these files (undefined: not known to be on the server). */
+export async function serverFileRows(db: ParleyDb, ids: string[]): Promise<(ServerFile | undefined)[]> {
+  const kept = await db.serverFiles.bulkGet(ids);
+  const missing = ids.filter((_, i) => kept[i] === undefined);
+  const shown = missing.length > 0 ? await db.files.bulkGet(missing) : [];
+  let next = 0;
+  return kept.map((copy) => {
+    if (copy) return copy;
+    const row = shown[next++];
+    if (!row || row.syncState !== 'synced') return undefined;
+    const { syncState: _state, ...file } = row;
+    return file;
+  });
+}
+
+/** Ids of every server row this mirror knows (for the sweep): copies, and visible rows not local. */
+export async function knownServerIds(db: ParleyDb, list: 'conversations' | 'files'): Promise<string[]> {
+  const [kept, shown] =
+    list === 'conversations'
+      ? await Promise.all([db.serverConversations.toCollection().primaryKeys(), db.conversations.toCollection().primaryKeys()])
+      : await Promise.all([db.serverFiles.toCollection().primaryKeys(), db.files.toCollection().primaryKeys()]);
+  return [...new Set([...kept, ...shown.filter((id) => !isTempId(id))])];
 }

@@ -175,7 +175,7 @@ describe('scan (plain server)', () => {
     }
     await other.createConversation({ contact_id: 'first-idle' }); // no activity: never listed
     const d = makeDevice(server.baseUrl, token, { engine: { pullOptions: { scanConcurrency: 1 } } });
-    const puts = vi.spyOn(d.db.serverFiles, 'bulkPut');
+    const puts = vi.spyOn(d.db.files, 'bulkPut');
     // The first listing goes through, the second does not.
     let scoped = 0;
     d.net.inject({ before: async () => void scoped++ }, 'GET', /conversation_id=/);

@@ -70,10 +70,10 @@ describe('a replayed answer never rolls the mirror back', () => {
     await d.engine.syncOnce(); // created; the answer lost
     await d.engine.syncOnce(); // the retry waits; the pull shows the server's copy
     const created = (await serverConversations(server.baseUrl, token)).find((c) => c.contact_id === 'replay-gone')!;
-    expect(await d.db.serverConversations.get(created.id)).toBeDefined();
+    expect(await d.db.conversations.get(created.id)).toBeDefined();
     await otherDevice(server.baseUrl, token).send('DELETE', `/v1/conversations/${created.id}`);
     await d.engine.syncOnce(); // the pull brings the deletion
-    expect(await d.db.serverConversations.get(created.id)).toBeUndefined();
+    expect(await d.db.conversations.get(created.id)).toBeUndefined();
 
     d.clock.advance(600_000);
     expect((await d.engine.syncOnce()).push.kind).toBe('done'); // the retry: replayed 201 of a deleted conversation

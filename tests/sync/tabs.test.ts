@@ -87,6 +87,10 @@ describe('schema', () => {
       meta: 'key',
     });
     await old.table('serverFiles').put({ id: 'AAAAAAAAAAAAAAAA', message_id: 'BBBBBBBBBBBBBBBB', filename: 'a', seenInPass: 1 });
+    // Version 6 keeps a server copy only where pending work needs it: this rename does, the next row has none.
+    await old.table('outbox').add({ id: 'op-1', entity: 'file', entityId: 'AAAAAAAAAAAAAAAA', body: { kind: 'file.rename', filename: 'b' }, state: 'queued', attempts: 0, nextAttemptAt: 0, firstSentAt: null, outcomeUnknown: false, error: null, createdAt: 1 });
+    await old.table('serverFiles').put({ id: 'DDDDDDDDDDDDDDDD', message_id: 'EEEEEEEEEEEEEEEE', filename: 'd', conversationId: 'CCCCCCCCCCCCCCCC', seenInPass: 1 });
+    await old.table('files').put({ id: 'DDDDDDDDDDDDDDDD', message_id: 'EEEEEEEEEEEEEEEE', filename: 'd', conversationId: 'CCCCCCCCCCCCCCCC', syncState: 'synced' });
     await old.table('meta').put({ key: 'status', value: { lastSyncAt: 5 } });
     const shown = { id: 'CCCCCCCCCCCCCCCC', contact_id: 'x', group_id: null, pinned_message_id: null, is_pinned: true, is_muted: false, last_active_at: null, last_opened_at: null, created_at: 10, archived_at: null, syncState: 'synced' };
     await old.table('conversations').put(shown);
@@ -99,7 +103,10 @@ describe('schema', () => {
     // Version 5: the visible conversations gained the windowed lists' index keys (invisible to readers).
     expect(await db.conversations.where(ORDER_INDEX).between([0], [0, []]).toArray()).toEqual([shown]);
     expect(await db.conversations.where(BY_ARCHIVED_INDEX).between([0, 0], [0, 0, []]).count()).toBe(1);
-    expect(db.verno).toBeGreaterThanOrEqual(5);
+    // Version 6: a copy nothing pending needs is gone; the visible row stands for it.
+    expect(await db.serverFiles.get('DDDDDDDDDDDDDDDD')).toBeUndefined();
+    expect((await db.files.get('DDDDDDDDDDDDDDDD'))?.filename).toBe('d');
+    expect(db.verno).toBeGreaterThanOrEqual(6);
     db.close();
   });
 });
