@@ -40,8 +40,17 @@ function strip(value: unknown): unknown {
 
 function stripCursor(cursor: DBCoreCursor | null): DBCoreCursor | null {
   if (!cursor) return cursor;
-  // Same pattern as Dexie's own virtual-index middleware: a view of the cursor with one getter replaced.
-  return Object.create(cursor, { value: { get: () => strip(cursor.value) } }) as DBCoreCursor;
+  // A view of the cursor whose `value` is stripped. Everything else is read from, and called on,
+  // the cursor itself: a native IDBCursor's getters (key, primaryKey) and methods (continue,
+  // advance) throw "Illegal invocation" on any other receiver — an `Object.create` view only
+  // worked where nothing but `value` was read, and in fake-indexeddb, which does not check.
+  return new Proxy(cursor, {
+    get(target, prop) {
+      if (prop === 'value') return strip(target.value);
+      const member: unknown = Reflect.get(target, prop, target);
+      return typeof member === 'function' ? member.bind(target) : member;
+    },
+  });
 }
 
 function conversationsTable(table: DBCoreTable): DBCoreTable {

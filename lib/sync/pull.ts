@@ -27,6 +27,7 @@ import { readPullState } from './pull-progress';
 import type { ParleyDb } from './db';
 import { FEED_KEY, followFeed, probeFeed, readFeed, RECHECK_PLAIN_MS, type FeedState } from './feed';
 import { readHistory, type History } from './history';
+import { isTempId } from './operations';
 import { call, type HttpDeps, type Outcome } from './http';
 import { Prefetch, runPipelined, type Failure } from './pager';
 import { scanAllActive, scanUnplacedFiles } from './scan';
@@ -136,7 +137,7 @@ async function startPass(deps: PullDeps, previous: PullState, feed: FeedState | 
     passId: previous.passId + 1,
     phase: 'conversations',
     startingAfter: null,
-    fresh: (await db.conversations.count()) + (await db.files.count()) + (await db.serverConversations.count()) + (await db.serverFiles.count()) === 0,
+    fresh: await mirrorIsFresh(db),
     feedHead: head,
     progress: { conversations: 0, files: 0 },
   };
@@ -145,6 +146,16 @@ async function startPass(deps: PullDeps, previous: PullState, feed: FeedState | 
     if (nextFeed) await db.meta.put({ key: FEED_KEY, value: nextFeed });
   });
   return state;
+}
+
+/**
+ * Nothing from the server is stored yet (only the user's own creates, if any): the pass can write
+ * without comparing. A row from the server is either a kept copy or a visible row with a real id.
+ */
+async function mirrorIsFresh(db: ParleyDb): Promise<boolean> {
+  if ((await db.serverConversations.count()) + (await db.serverFiles.count()) > 0) return false;
+  const fromServer = (row: { id: string }) => !isTempId(row.id);
+  return !(await db.conversations.filter(fromServer).first()) && !(await db.files.filter(fromServer).first());
 }
 
 /** Runs (or resumes) a full listing to its end; null when it completed. */
