@@ -205,10 +205,11 @@ export async function removeGone(ctx: StoreContext, gone: { conversations?: Iter
 
 /** Every conversation the server has, as far as this mirror knows. */
 export async function serverConversationRows(db: ParleyDb): Promise<ServerConversation[]> {
-  const kept = await db.serverConversations.toArray();
+  // Whole tables read with getAll (a filtered cursor costs a round trip per row).
+  const [kept, shown] = await Promise.all([db.serverConversations.toArray(), db.conversations.toArray()]);
   const copied = new Set(kept.map((c) => c.id));
-  const shown = await db.conversations.filter((c) => c.syncState === 'synced' && !copied.has(c.id)).toArray();
-  return [...kept, ...shown.map(({ syncState: _state, ...c }) => c)];
+  const settled = shown.filter((c) => c.syncState === 'synced' && !copied.has(c.id));
+  return [...kept, ...settled.map(({ syncState: _state, ...c }) => c)];
 }
 
 /** The server's last word on these files (undefined: not known to be on the server). */
