@@ -27,7 +27,7 @@ import { readPullState } from './pull-progress';
 import type { ParleyDb } from './db';
 import { FEED_KEY, followFeed, probeFeed, readFeed, RECHECK_PLAIN_MS, type FeedState } from './feed';
 import { readHistory, type History } from './history';
-import { isTempId } from './operations';
+import { TEMP_PREFIX } from './operations';
 import { call, type HttpDeps, type Outcome } from './http';
 import { Prefetch, runPipelined, type Failure } from './pager';
 import { scanAllActive, scanUnplacedFiles } from './scan';
@@ -154,8 +154,11 @@ async function startPass(deps: PullDeps, previous: PullState, feed: FeedState | 
  */
 async function mirrorIsFresh(db: ParleyDb): Promise<boolean> {
   if ((await db.serverConversations.count()) + (await db.serverFiles.count()) > 0) return false;
-  const fromServer = (row: { id: string }) => !isTempId(row.id);
-  return !(await db.conversations.filter(fromServer).first()) && !(await db.files.filter(fromServer).first());
+  // Counts only (no row is read): every visible row is one of the user's creates (a temp id).
+  for (const table of [db.conversations, db.files] as const) {
+    if ((await table.count()) !== (await table.where(':id').startsWith(TEMP_PREFIX).count())) return false;
+  }
+  return true;
 }
 
 /** Runs (or resumes) a full listing to its end; null when it completed. */
