@@ -33,8 +33,8 @@ async function topRow(page: Page): Promise<{ id: string; title: string }> {
   return page.evaluate(() => {
     const link = document.querySelector('[role="table"][aria-label="Conversations"] [aria-rowindex="2"] a') as HTMLAnchorElement;
     const id = new URL(link.href).searchParams.get('c')!;
-    const kind = link.querySelector('.kind')?.textContent ?? '';
-    return { id, title: link.textContent!.slice(kind.length).trim() };
+    // The row's name (the link also holds the kind, the last activity and marks).
+    return { id, title: link.querySelector('.name')?.textContent ?? link.title };
   });
 }
 
