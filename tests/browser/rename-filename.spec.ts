@@ -25,8 +25,9 @@ test('renaming to a name with an invisible bidi override is refused in the dialo
   await page.getByLabel('New name').fill('فاکتور\u200Cها.pdf');
   await page.getByRole('button', { name: 'Rename', exact: true }).click();
   await expect(page.getByLabel('New name')).toHaveCount(0);
-  // The rename is queued (shown) before "All synced" can mean it was sent.
   await expect(page.getByText('فاکتور\u200Cها.pdf')).toBeVisible();
+  // The row and the status pill are two live queries: for a moment after the rename is queued the
+  // pill can still read "All synced", so wait for the server first, then for the pill.
+  await expect.poll(async () => (await server.get(`/v1/files/${file.id}`)).body.filename).toBe('فاکتور\u200Cها.pdf');
   await expectAllSynced(page);
-  expect((await server.get(`/v1/files/${file.id}`)).body.filename).toBe('فاکتور\u200Cها.pdf');
 });

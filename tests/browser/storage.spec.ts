@@ -79,9 +79,11 @@ test('an upload the device cannot hold is refused at once, and nothing else is l
   // A file that fits still goes, and reaches the server.
   await page.getByLabel('Upload files').setInputFiles({ name: 'note.txt', mimeType: 'text/plain', buffer: Buffer.from('fits') });
   await expect(page.getByText('note.txt')).toBeVisible();
+  // The pill is a live query of its own and may read "All synced" for a moment after the row shows.
+  await expect
+    .poll(async () => ((await server.get(`/v1/files?conversation_id=${conversation.id}`)).body.data as Array<{ filename: string }>).map((f) => f.filename))
+    .toEqual(['note.txt']);
   await expectAllSynced(page);
-  const files = (await server.get(`/v1/files?conversation_id=${conversation.id}`)).body.data as Array<{ filename: string }>;
-  expect(files.map((f) => f.filename)).toEqual(['note.txt']);
   await context.close();
 });
 
