@@ -4,6 +4,8 @@
 //    puppeteer-core before the run, Lighthouse's storage reset off but cache, service worker,
 //    Cache Storage and IndexedDB cleared by hand: a cold load of a signed-in user) and the
 //    sign-in page (standard run, storage reset on).
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import * as chromeLauncher from 'chrome-launcher';
 import lighthouse from 'lighthouse';
@@ -50,6 +52,12 @@ async function lighthouseRun(url: string, token: string | null): Promise<{ perfo
     }
     const lhr = result!.lhr;
     if (lhr.runtimeError) throw new Error(`lighthouse: ${lhr.runtimeError.message}`);
+    // BENCH_LIGHTHOUSE_DUMP=dir keeps each report (long tasks, bootup time, main-thread breakdown)
+    // for whoever works on the score next.
+    if (process.env.BENCH_LIGHTHOUSE_DUMP) {
+      mkdirSync(process.env.BENCH_LIGHTHOUSE_DUMP, { recursive: true });
+      writeFileSync(join(process.env.BENCH_LIGHTHOUSE_DUMP, `lighthouse-${token ? 'signed-in' : 'sign-in'}-${Date.now()}.json`), JSON.stringify(lhr));
+    }
     return {
       performance: Math.round((lhr.categories.performance?.score ?? NaN) * 100),
       accessibility: Math.round((lhr.categories.accessibility?.score ?? NaN) * 100),
