@@ -57,7 +57,14 @@ function ConversationSummary({ conversation: c }: { conversation: ConversationVi
         <span className="summary-line details">
           <span className="kind">{c.group_id !== null ? 'Group' : 'Contact'}</span>
           <span aria-hidden="true">·</span>
-          <time dateTime={new Date(lastActive * 1000).toISOString()} title={`${c.last_active_at !== null ? 'Last active' : 'Created'} ${fullTime(lastActive)}`}>
+          <time
+            dateTime={new Date(lastActive * 1000).toISOString()}
+            // The exact time, made when pointed at: formatting it uses Intl, which the first
+            // screen otherwise never loads (lib/view/format.ts relativeTime).
+            onPointerEnter={(e) => {
+              e.currentTarget.title ||= `${c.last_active_at !== null ? 'Last active' : 'Created'} ${fullTime(lastActive)}`;
+            }}
+          >
             {relativeTime(lastActive)}
           </time>
           {c.is_pinned && (
@@ -126,6 +133,8 @@ export function ConversationsScreen() {
     [JSON.stringify(filters), JSON.stringify(sort), windowStart, windowSize],
     // A filter no index covers reads every row: less often.
     indexed ? 250 : 2_000,
+    // Plain rows (no blobs): the same JSON is the same list, and is not rendered again.
+    JSON.stringify,
   );
   const anything = useThrottledQuery(db, ['conversations'], () => db.conversations.limit(1).count(), [], 1_000);
   const onSortingChange = useCallback((next: SortingState) => setSorting(next), []);

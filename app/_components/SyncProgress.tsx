@@ -3,15 +3,15 @@
 // API gives no totals, so the counts say "so far"; while files are being placed in their
 // conversations the total of that step is known. Gone once the first full pass is done.
 import { readFirstSyncProgress } from '@/lib/sync/pull-progress';
+import { groupedNumber as n } from '@/lib/view/format';
 import { useSession } from './session-context';
 import { useThrottledQuery } from './useThrottledQuery';
 
-const n = (value: number) => value.toLocaleString('en-US');
 const plural = (value: number, one: string, many: string) => `${n(value)} ${value === 1 ? one : many}`;
 
 export function SyncProgress() {
   const { connection } = useSession();
-  const progress = useThrottledQuery(connection.db, ['meta'], () => readFirstSyncProgress(connection.db), [], 500);
+  const progress = useThrottledQuery(connection.db, ['meta'], () => readFirstSyncProgress(connection.db), [], 500, JSON.stringify);
   if (!progress) return null;
   const text =
     progress.phase === 'scan' && progress.unplaced

@@ -14,10 +14,13 @@ export function useThrottledQuery<T>(
   query: () => Promise<T>,
   deps: readonly unknown[],
   intervalMs = 250,
+  /** A key for the result (e.g. JSON of plain rows): a re-run whose key is unchanged renders nothing. */
+  keyOf?: (value: T) => string,
 ): T | undefined {
   const [value, setValue] = useState<T | undefined>(undefined);
   const latest = useRef(query);
   latest.current = query;
+  const shownKey = useRef<string | null>(null);
 
   useEffect(() => {
     let cancelled = false;
@@ -33,7 +36,12 @@ export function useThrottledQuery<T>(
       lastRun = Date.now();
       try {
         const result = await latest.current();
-        if (!cancelled) setValue(() => result);
+        // IndexedDB hands back new objects on every read: without a key, every commit to the
+        // table would render the whole list again, changed or not (most of a cold load's renders).
+        const key = keyOf ? keyOf(result) : null;
+        if (cancelled || (key !== null && key === shownKey.current)) return;
+        shownKey.current = key;
+        setValue(() => result);
       } catch {
         // The database is closing (sign-out) or was deleted: keep what is shown.
       } finally {
@@ -63,7 +71,7 @@ export function useThrottledQuery<T>(
       Dexie.on.storagemutated.unsubscribe(onMutated);
       if (timer !== null) clearTimeout(timer);
     };
-    // The query's own inputs are in `deps`; `tables` and the interval are fixed per call site.
+    // The query's own inputs are in `deps`; `tables`, the interval and `keyOf` are fixed per call site.
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [db, ...deps]);
 
