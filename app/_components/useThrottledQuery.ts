@@ -37,7 +37,8 @@ export function useThrottledQuery<T>(
       try {
         const result = await latest.current();
         // IndexedDB hands back new objects on every read: without a key, every commit to the
-        // table would render the whole list again, changed or not (most of a cold load's renders).
+        // table renders the whole list again, whether the rows read changed or not (a change to a
+        // row outside the window, say).
         const key = keyOf ? keyOf(result) : null;
         if (cancelled || (key !== null && key === shownKey.current)) return;
         shownKey.current = key;
