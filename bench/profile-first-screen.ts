@@ -19,14 +19,14 @@ async function main() {
   installExitHooks();
   await releaseAliceMirror();
   const w = await syncWorld((m) => console.log(m));
-  const results: { commits: number; longTasks: number; blockingMs: number; scriptMs: number}[] = [];
+  const results: { commits: number; longTasks: number; blockingMs: number }[] = [];
   for (let r = 0; r < RUNS; r++) {
     const context = await w.browser.newContext({ baseURL: w.app.baseUrl, viewport: { width: 390, height: 844 } });
     // tsx compiles page callbacks with esbuild's keepNames: give pages its helper.
     await context.addInitScript('globalThis.__name = globalThis.__name || ((f) => f)');
     await context.addInitScript((t) => {
       localStorage.setItem('parley:token', t);
-      const state = { commits: 0, tasks: [] as { start: number; duration: number }[] };
+      const state = { commits: 0, tasks: [] as { start: number; duration: number }[], log: [] as string[] };
       Object.assign(globalThis, { __profile: state });
       // React (production too) reports every commit to a DevTools hook when one is installed.
       Object.assign(globalThis, {
@@ -50,7 +50,7 @@ async function main() {
               }
             };
             walk(root.current.child);
-            (state as any).log = ((state as any).log ?? []).concat(`${performance.now().toFixed(0)}: ${rendered.length} [${[...new Set(rendered)].slice(0, 8).join(' ; ')}]`);
+            state.log.push(`${performance.now().toFixed(0)}: ${rendered.length} [${[...new Set(rendered)].slice(0, 8).join(' ; ')}]`);
           },
           onCommitFiberUnmount() {},
           onPostCommitFiberRoot() {},
@@ -71,7 +71,7 @@ async function main() {
     await page.getByTestId('sync-status').filter({ hasText: 'All synced' }).waitFor({ timeout: 120_000 });
     await page.waitForTimeout(3_000);
     const { profile } = (await cdp.send('Profiler.stop')) as { profile: { nodes: { id: number; callFrame: { url: string; functionName: string }; hitCount?: number }[]; samples: number[]; timeDeltas: number[] } };
-    const state = (await page.evaluate(() => (globalThis as any).__profile)) as { commits: number; tasks: { start: number; duration: number }[] };
+    const state = (await page.evaluate(() => (globalThis as any).__profile)) as { commits: number; tasks: { start: number; duration: number }[]; log: string[] };
     // Self time per script (sampled), to tell React from Dexie from the app.
     const byNode = new Map(profile.nodes.map((n) => [n.id, n]));
     const perUrl = new Map<string, number>();
@@ -122,10 +122,9 @@ async function main() {
     }
     const top = [...perUrl].filter(([u]) => !['(idle)', '(program)', '(garbage collector)'].includes(u)).sort((a, b) => b[1] - a[1]).slice(0, 6);
     const blockingMs = state.tasks.reduce((s, t) => s + Math.max(0, t.duration - 50), 0);
-    const scriptMs = top.reduce((s, [, ms]) => s + ms, 0);
-    results.push({ commits: state.commits, longTasks: state.tasks.length, blockingMs, scriptMs });
+    results.push({ commits: state.commits, longTasks: state.tasks.length, blockingMs });
     console.log(`run ${r + 1}: ${state.commits} React commits, ${state.tasks.length} long tasks, blocking ${blockingMs.toFixed(0)} ms; self time: ${top.map(([u, ms]) => `${u} ${ms.toFixed(0)} ms`).join(', ')}`);
-    if (process.env.BENCH_PROFILE_COMMITS) console.log((await page.evaluate(() => (globalThis as any).__profile.log)).join('\n'));
+    if (process.env.BENCH_PROFILE_COMMITS) console.log(state.log.join('\n'));
     console.log(`  long tasks: ${state.tasks.map((t) => `${t.start.toFixed(0)}+${t.duration.toFixed(0)}`).join(' ')}`);
     await context.close();
   }
