@@ -9,7 +9,7 @@ import type http from 'node:http';
 import { ConfigError, readConfig, type Config } from './lib/config';
 import { ApiService } from './lib/api/service';
 import { createProxy } from './lib/proxy/proxy';
-import { createHttpServer, drainServer, listen, type Dispatch, type NodeHandler } from './lib/api/http/node-server';
+import { createHttpServer, drainServer, listen, type Dispatch, type NodeHandler, type UpgradeHandler } from './lib/api/http/node-server';
 import { isHealthPath, serveHealth } from './lib/api/http/health';
 import { jsonLog, type ServerLog } from './lib/api/http/log';
 import { appSecurityHeaders, readScriptHashes } from './lib/security';
@@ -72,18 +72,28 @@ async function bind(server: http.Server, config: Config): Promise<number> {
   }
 }
 
+const dev = process.argv.includes('--dev');
+
+interface Pages {
+  page: NodeHandler;
+  /** Next's hot reload (`--dev` only). */
+  upgrade?: UpgradeHandler;
+}
+
 /** The app's pages through Next, or none (`--api-only`: 404 for everything but the core's paths). */
-async function openPages(port: number): Promise<NodeHandler | undefined> {
+async function openPages(port: number): Promise<Pages | undefined> {
   if (process.argv.includes('--api-only')) return undefined;
-  const dev = process.argv.includes('--dev');
   const { default: next } = await import('next');
   const app = next({ dev, hostname: 'localhost', port, dir: process.cwd() });
   await app.prepare();
   const handle = app.getRequestHandler();
   const securityHeaders = Object.entries(appSecurityHeaders(dev ? [] : readScriptHashes()));
-  return (req, res) => {
-    if (!dev) for (const [name, value] of securityHeaders) res.setHeader(name, value);
-    return handle(req, res);
+  return {
+    page: (req, res) => {
+      if (!dev) for (const [name, value] of securityHeaders) res.setHeader(name, value);
+      return handle(req, res);
+    },
+    upgrade: dev ? (app.getUpgradeHandler() as UpgradeHandler) : undefined,
   };
 }
 
@@ -93,22 +103,29 @@ async function main() {
   const log = jsonLog();
   // Listen first, answering once ready: a second start on a taken port stops here, before it
   // opens (and sweeps) the data directory another instance may be using.
-  let ready!: (handlers: { dispatch: Dispatch; page?: NodeHandler }) => void;
-  const handlers = new Promise<{ dispatch: Dispatch; page?: NodeHandler }>((resolve) => (ready = resolve));
+  let ready!: (handlers: { dispatch: Dispatch; pages?: Pages }) => void;
+  const handlers = new Promise<{ dispatch: Dispatch; pages?: Pages }>((resolve) => (ready = resolve));
   const server = createHttpServer(
     async (request) => (await handlers).dispatch(request),
     async (req, res) => {
-      const { page } = await handlers;
-      if (page) return page(req, res);
+      const { pages } = await handlers;
+      if (pages) return pages.page(req, res);
       res.writeHead(404, { 'Content-Type': 'text/plain' }).end('Not found');
     },
     config,
-    { log },
+    {
+      log,
+      // Only Next's hot reload switches protocols, only in development; every other upgrade
+      // request is refused by the front.
+      upgrade: dev
+        ? { paths: /^\/_next\//, handler: (req, socket, head) => void handlers.then(({ pages }) => (pages?.upgrade ? pages.upgrade(req, socket, head) : socket.destroy())) }
+        : undefined,
+    },
   );
   const port = await bind(server, config);
   const backend = await openBackend(config, log);
-  const page = await openPages(port);
-  ready({ dispatch: backend.dispatch, page });
+  const pages = await openPages(port);
+  ready({ dispatch: backend.dispatch, pages });
   const url = `http://localhost:${port}`;
   log.log(`[parley] serving ${url}`);
   backend.ready(url);

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { readConfig } from '../lib/config';
 import { openDb } from '../lib/api/storage/db';
-import { createToken, listTokens, revokeToken } from '../lib/api/domain/tokens';
+import { createToken, labelProblem, listTokens, printableLabel, revokeToken } from '../lib/api/domain/tokens';
 
 const usage = `usage:
   npm run token -- create --user <user> [--label <text>]
@@ -36,6 +36,20 @@ async function main(args: string[]): Promise<number> {
     return 2;
   }
   const config = readConfig();
+  // Refused before any database is opened or created.
+  const label = command === 'create' ? option(rest, 'label') : undefined;
+  const problem = label === undefined ? null : labelProblem(label);
+  if (problem) {
+    console.error(`[token] refused: ${problem}`);
+    return 2;
+  }
+  if (command === 'revoke' && rest[0] && config.staticTokens.has(rest[0])) {
+    console.error(
+      `[token] ${rest[0].slice(0, 6)}… is a static token of user "${config.staticTokens.get(rest[0])}" from PARLEY_TOKENS, not a stored one: ` +
+        'remove it from PARLEY_TOKENS and restart the server (every instance) to revoke it.',
+    );
+    return 1;
+  }
   // Tokens live in the server's database: say which one this is, and never make up a new, empty
   // one by accident (a token created there would not work; a listing would wrongly say "none").
   // Only `create` with DATA_DIR given explicitly may start a new database (provisioning tokens
@@ -66,7 +80,7 @@ async function main(args: string[]): Promise<number> {
         console.error(usage);
         return 2;
       }
-      const { token, id } = await createToken(db, user, option(rest, 'label') ?? null);
+      const { token, id } = await createToken(db, user, label ?? null);
       console.error(`created token ${id} for user ${user}; it is shown once, keep it safe:`);
       console.log(token);
       return 0;
@@ -75,13 +89,20 @@ async function main(args: string[]): Promise<number> {
       const tokens = await listTokens(db);
       if (tokens.length === 0) console.log('no stored tokens');
       for (const t of tokens) {
-        console.log(`${t.id}  ${t.user_id}  ${new Date(t.created_at * 1000).toISOString()}  ${t.label ?? ''}`.trimEnd());
+        console.log(`${t.id}  ${t.user_id}  ${new Date(t.created_at * 1000).toISOString()}  ${printableLabel(t.label ?? '')}`.trimEnd());
       }
       return 0;
     }
     if (command === 'revoke' && rest[0]) {
       const n = await revokeToken(db, rest[0]);
-      console.log(n ? `revoked ${rest[0]}` : `no such token: ${rest[0]}`);
+      if (n) console.log(`revoked ${rest[0]}`);
+      else {
+        console.log(`no such stored token: ${rest[0]}`);
+        console.error(
+          '[token] a static token (PARLEY_TOKENS) is not stored and cannot be revoked here: remove it from PARLEY_TOKENS and restart the server. ' +
+            '`npm run token -- list` shows the stored ones.',
+        );
+      }
       return n ? 0 : 1;
     }
     console.error(usage);

@@ -30,11 +30,14 @@ export function s3Client(endpoint: string): S3Client {
   return new S3Client({ endpoint, region: 'us-east-1', forcePathStyle: true, credentials: S3RVER_CREDENTIALS });
 }
 
-/** `directory`: reuse what an earlier (killed) server stored; a fresh temporary one by default. */
-export async function startS3Server(options: { directory?: string } = {}): Promise<S3TestServer> {
+/**
+ * `directory`: reuse what an earlier (killed) server stored; a fresh temporary one by default.
+ * `asPublished`: s3rver without the two multipart operations the launcher adds (a store that lacks them).
+ */
+export async function startS3Server(options: { directory?: string; asPublished?: boolean } = {}): Promise<S3TestServer> {
   const directory = options.directory ?? fs.mkdtempSync(path.join(os.tmpdir(), 'parley-s3rver-'));
   // s3rver makes ListObjectsV2 continuation tokens with DES, which OpenSSL 3 keeps in its legacy provider.
-  const child = spawn(process.execPath, ['--openssl-legacy-provider', LAUNCHER, '--exit-with-stdin', directory], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--openssl-legacy-provider', LAUNCHER, '--exit-with-stdin', ...(options.asPublished ? ['--as-published'] : []), directory], { stdio: ['pipe', 'pipe', 'pipe'] });
   let output = '';
   const port = await new Promise<number>((resolve, reject) => {
     const onData = (chunk: Buffer) => {

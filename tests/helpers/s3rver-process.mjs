@@ -14,6 +14,9 @@ import S3rver from 's3rver';
 
 const args = process.argv.slice(2);
 const exitWithStdin = args.includes('--exit-with-stdin');
+// s3rver exactly as published: no ListMultipartUploads, no AbortMultipartUpload (what some
+// S3-compatible stores lack too).
+const asPublished = args.includes('--as-published');
 const directory = args.find((a) => !a.startsWith('--'));
 if (!directory) {
   console.error('usage: node --openssl-legacy-provider s3rver-process.mjs [--exit-with-stdin] <directory>');
@@ -109,7 +112,7 @@ server.store.deleteObject = async function deleteObject(bucket, key) {
   );
 };
 // Koa composes its middleware when it starts listening: put the two operations before s3rver's router.
-server.middleware.splice(server.middleware.length - 1, 0, multipartExtras);
+if (!asPublished) server.middleware.splice(server.middleware.length - 1, 0, multipartExtras);
 const { port } = await server.run();
 console.log(`S3RVER_READY ${JSON.stringify({ port })}`);
 

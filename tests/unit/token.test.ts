@@ -95,4 +95,43 @@ describe('npm run token', () => {
     expect(r.err).not.toContain('secret');
     expect(fs.readdirSync(cwd)).toEqual([]);
   });
+
+  it('refuses a label with control or invisible characters (a forged row, a terminal escape), storing nothing', async () => {
+    const server = await startTestServer();
+    await server.stop();
+    cleanup.push(server.dataDir);
+    const cwd = tempDataDir();
+    cleanup.push(cwd);
+    const env = { DATA_DIR: server.dataDir };
+    const forged = 'phone\nFAKE01  mallory  2026-01-01T00:00:00.000Z  admin\u001b[2J';
+    for (const label of [forged, 'tab\there', 'right\u202eto-left', 'x'.repeat(201)]) {
+      const refused = await token(['create', '--user', 'alice', '--label', label], cwd, env);
+      expect(refused.code, JSON.stringify(label)).toBe(2);
+      expect(refused.out).toBe('');
+      expect(refused.err).toContain('refused');
+    }
+    const listed = await token(['list'], cwd, env);
+    expect(listed.out).toBe('no stored tokens\n');
+    // A plain label with spaces and non-ASCII letters is fine.
+    expect((await token(['create', '--user', 'alice', '--label', "Zoë's ward phone"], cwd, env)).code).toBe(0);
+    expect((await token(['list'], cwd, env)).out).toMatch(/ {2}Zoë's ward phone\n$/);
+  });
+
+  it('revoke of a PARLEY_TOKENS token says it is static and how to remove it', async () => {
+    const server = await startTestServer();
+    await server.stop();
+    cleanup.push(server.dataDir);
+    const cwd = tempDataDir();
+    cleanup.push(cwd);
+    const r = await token(['revoke', 'alice-static-token-0123'], cwd, { DATA_DIR: server.dataDir, PARLEY_TOKENS: 'alice:alice-static-token-0123' });
+    expect(r.code).toBe(1);
+    expect(r.err).toContain('static token of user "alice"');
+    expect(r.err).toContain('remove it from PARLEY_TOKENS and restart');
+    expect(r.err).not.toContain('alice-static-token-0123'); // not echoed whole
+    // Unknown to this CLI's environment: the answer still says where static tokens come from.
+    const unknown = await token(['revoke', 'not-a-stored-token'], cwd, { DATA_DIR: server.dataDir });
+    expect(unknown.code).toBe(1);
+    expect(unknown.out).toContain('no such stored token');
+    expect(unknown.err).toContain('PARLEY_TOKENS');
+  });
 });

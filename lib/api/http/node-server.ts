@@ -4,9 +4,9 @@
 // the graceful half of a shutdown.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Readable } from 'node:stream';
+import { Readable, type Duplex } from 'node:stream';
 import { readConfig, type Config } from '../../config';
-import { serviceUnavailable } from '../errors';
+import { ApiError, invalid, serviceUnavailable } from '../errors';
 import { fromNodeRequest, writeNodeReply } from './node-adapter';
 import { splitTarget, type ApiReply, type ApiRequest } from './exchange';
 import { requestId, routeTemplate, type RequestContext, type ServerLog } from './log';
@@ -50,9 +50,88 @@ interface FrontState {
 
 const states = new WeakMap<http.Server, FrontState>();
 
+export type UpgradeHandler = (req: http.IncomingMessage, socket: Duplex, head: Buffer) => void;
+
 export interface HttpServerOptions {
   /** One record per request when it ends; none when absent. */
   log?: ServerLog;
+  /**
+   * Who may switch protocols, and for which paths: only `npm run dev` (Next's hot reload on
+   * /_next/). Absent: every upgrade request is refused like any other bad request.
+   */
+  upgrade?: { paths: RegExp; handler: UpgradeHandler };
+}
+
+/**
+ * Requests this front serves nobody: a request target that is not a path (`*`, or absolute form
+ * `http://elsewhere/…`, which Next would answer with a 500 or a redirect off this server), and a
+ * request to switch protocols (there is no WebSocket here). Null when the request is an ordinary one.
+ */
+export function refusal(req: Pick<http.IncomingMessage, 'url' | 'headers'>): ApiError | null {
+  const url = req.url ?? '';
+  if (!url.startsWith('/') || url.startsWith('//')) {
+    return invalid(undefined, 'The request target must be a path on this server (origin-form, starting with a single "/"); "*" and absolute URLs are not served here');
+  }
+  if (req.headers.upgrade !== undefined) {
+    return invalid('Upgrade', 'This server does not switch protocols (no WebSocket or other upgrade is served): send the request without Upgrade');
+  }
+  return null;
+}
+
+function errorReply(error: ApiError) {
+  return { status: error.status, headers: { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store', ...error.headers }, body: JSON.stringify(error.body()) };
+}
+
+/** The raw HTTP/1.1 answer to an upgrade request refused before any response object exists. */
+function refuseOnSocket(socket: Duplex, error: ApiError, id: string): void {
+  const body = JSON.stringify(error.body());
+  const head = [
+    `HTTP/1.1 ${error.status} Bad Request`,
+    'Content-Type: application/json; charset=utf-8',
+    'Cache-Control: no-store',
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    `X-Request-Id: ${id}`,
+    'Connection: close',
+  ];
+  socket.end(`${head.join('\r\n')}\r\n\r\n${body}`);
+  // A client that never reads its answer does not keep the socket.
+  (socket as Duplex & { setTimeout?: (ms: number, cb: () => void) => void }).setTimeout?.(5_000, () => socket.destroy());
+}
+
+/** Node's raw answers to requests it could not parse or that took too long, with no body. */
+const NODE_ANSWERS: Record<string, string> = {
+  HPE_HEADER_OVERFLOW: '431 Request Header Fields Too Large',
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: '413 Payload Too Large',
+  ERR_HTTP_REQUEST_TIMEOUT: '408 Request Timeout',
+};
+
+/**
+ * A request Node's parser refused (a target that is not a URL, a broken header line): 400 in the
+ * contract's shape, then the connection is closed — what Node does by default, with a body a
+ * client can read. Timeouts and oversized headers keep Node's own answers.
+ */
+function answerUnparsable(error: NodeJS.ErrnoException, socket: Duplex): void {
+  const sent = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent;
+  if (error.code === 'ECONNRESET' || !socket.writable || sent) return void socket.destroy();
+  const plain = error.code ? NODE_ANSWERS[error.code] : undefined;
+  if (plain) socket.end(`HTTP/1.1 ${plain}\r\nConnection: close\r\n\r\n`);
+  else refuseOnSocket(socket, invalid(undefined, 'The request could not be parsed as HTTP/1.1 (its request target must be a path on this server)'), requestId(undefined));
+}
+
+/**
+ * Nothing but this front listens for upgrades. Next adds an `upgrade` listener to the server of the
+ * first page request it handles (for its dev hot reload); in production that listener takes every
+ * upgrade request on any path and never answers it, so each one held a socket (CLOSE-WAIT once the
+ * client left) until the process ran out of file descriptors. Without any listener, Node hands an
+ * upgrade request to the ordinary request handler, which refuses it through the front like any
+ * other bad request (the request log, the timeouts).
+ */
+function keepUpgradesToTheFront(server: http.Server): void {
+  for (const method of ['on', 'addListener', 'prependListener', 'once', 'prependOnceListener'] as const) {
+    const original = server[method].bind(server) as (event: string | symbol, listener: (...args: unknown[]) => void) => http.Server;
+    (server as unknown as Record<string, unknown>)[method] = (event: string | symbol, listener: (...args: unknown[]) => void) =>
+      event === 'upgrade' ? server : original(event, listener);
+  }
 }
 
 const SHUTTING_DOWN = serviceUnavailable('This server is shutting down; send the request again (another instance, or this one once restarted)');
@@ -96,10 +175,17 @@ export function createHttpServer(
         if (state.draining) setImmediate(() => server.closeIdleConnections());
       });
       const url = req.url ?? '/';
+      const refused = refusal(req);
+      if (refused) {
+        // Answered and closed: nothing more is read from this connection.
+        res.shouldKeepAlive = false;
+        writeNodeReply(res, errorReply(refused));
+        return;
+      }
       if (state.draining) {
         // A request on a connection kept alive from before the shutdown: not taken.
         res.shouldKeepAlive = false;
-        writeNodeReply(res, { status: SHUTTING_DOWN.status, headers: { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store', ...SHUTTING_DOWN.headers }, body: JSON.stringify(SHUTTING_DOWN.body()) });
+        writeNodeReply(res, errorReply(SHUTTING_DOWN));
         return;
       }
       limitBodyIdle(req, timeouts.bodyIdleTimeoutMs);
@@ -125,6 +211,18 @@ export function createHttpServer(
     },
   );
   server.keepAliveTimeout = 65_000;
+  if (options.upgrade) {
+    const { paths, handler } = options.upgrade;
+    server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+      socket.on('error', () => socket.destroy());
+      if (paths.test(req.url ?? '')) return handler(req, socket, head);
+      const id = requestId(req.headers['x-request-id']);
+      refuseOnSocket(socket, refusal(req) ?? refusal({ url: req.url, headers: { upgrade: 'websocket' } })!, id);
+      options.log?.request({ request_id: id, method: req.method ?? 'GET', route: routeTemplate(splitTarget(req.url ?? '/').path), status: 400, duration_ms: 0, user_id: null });
+    });
+  }
+  server.on('clientError', answerUnparsable);
+  keepUpgradesToTheFront(server);
   states.set(server, state);
   return server;
 }
