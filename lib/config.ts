@@ -38,6 +38,8 @@ export interface Config {
   eventsRetentionSeconds: number;
   /** Comment lines on an idle live stream, so proxies and clients can tell quiet from dead. */
   eventsHeartbeatMs: number;
+  /** Live streams (per instance): how often each re-checks its token, at most how many per user and in all. */
+  streams: StreamLimits;
   /** How long a repeat waits for a first request with its key that is still running (then 409 idempotency_in_progress). */
   idempotencyWaitMs: number;
   /** HTTP: the request's headers must arrive within this time (408 otherwise). */
@@ -53,6 +55,27 @@ export interface Config {
   shutdownTimeoutMs: number;
   /** File bytes in an S3-compatible object store (S3_BUCKET set); null means local disk under dataDir. */
   s3: S3Config | null;
+  /** RATE_LIMIT_*: requests per token, and per client address without a valid token (lib/api/http/rate-limit.ts). */
+  rateLimits: RateLimits;
+}
+
+/**
+ * A token bucket per key: `perSecond` requests every second, and beyond them a reserve of `burst`
+ * more, refilled every `burstSeconds`, spent at no more than `peakPerSecond` (0: as fast as it
+ * comes). perSecond 0 switches that limit off.
+ */
+export interface RateLimit {
+  perSecond: number;
+  burst: number;
+  burstSeconds: number;
+  peakPerSecond: number;
+}
+
+export interface RateLimits {
+  /** Per bearer token (a valid one). */
+  token: RateLimit;
+  /** Per client address, for /v1 requests without a valid token. */
+  anonymous: RateLimit;
 }
 
 export interface S3Config {
@@ -67,6 +90,16 @@ export interface S3Config {
   forcePathStyle: boolean;
   /** Answer a valid signed /files/… request with a redirect to a short-lived presigned store URL. */
   presignedRedirect: boolean;
+}
+
+/** Live event streams of one instance (lib/api/domain/event-hub.ts). */
+export interface StreamLimits {
+  /** STREAM_TOKEN_RECHECK_MS: a stream whose token is no longer accepted ends within this time (the contract: 10 s at most). */
+  tokenRecheckMs: number;
+  /** MAX_STREAMS_PER_USER: open streams of one user on this instance; more are refused (429). */
+  maxPerUser: number;
+  /** MAX_STREAMS: open streams of all users on this instance; more are refused (429). */
+  maxTotal: number;
 }
 
 /** Extensions that can be switched off: Idempotency-Key, /v1/me, the change feed and its live stream. */
@@ -317,6 +350,10 @@ const EnvSchema = z
     EVENTS_RETENTION_DAYS: integer('EVENTS_RETENTION_DAYS', 30, 1, 36_500),
     // The contract promises a heartbeat at least every 30 s.
     EVENTS_HEARTBEAT_MS: integer('EVENTS_HEARTBEAT_MS', 15_000, 10, 30_000),
+    // Live streams, per instance. The contract: a revoked token's stream ends within 10 s.
+    STREAM_TOKEN_RECHECK_MS: integer('STREAM_TOKEN_RECHECK_MS', 10_000, 10, 10_000),
+    MAX_STREAMS_PER_USER: integer('MAX_STREAMS_PER_USER', 10, 1),
+    MAX_STREAMS: integer('MAX_STREAMS', 2000, 1),
     IDEMPOTENCY_WAIT_MS: integer('IDEMPOTENCY_WAIT_MS', 5000, 1),
     HEADERS_TIMEOUT_MS: integer('HEADERS_TIMEOUT_MS', DEFAULT_HEADERS_TIMEOUT_MS, 1),
     // Two minutes without a byte: longer than a phone's network handover, short enough that stalled
@@ -326,6 +363,17 @@ const EnvSchema = z
     REQUEST_TIMEOUT_MS: integer('REQUEST_TIMEOUT_MS', DEFAULT_REQUEST_TIMEOUT_MS, 1),
     // Below the 30 s most orchestrators (Kubernetes, systemd's default 90 s) wait before SIGKILL.
     SHUTDOWN_TIMEOUT_MS: integer('SHUTDOWN_TIMEOUT_MS', 25_000, 0),
+    // Rate limits (README, Configuration). Per token: 100 requests a second sustained, and a
+    // reserve of 2,000 beyond that refilled every minute, spent at up to 500/s: an initial sync of
+    // 10,000 conversations (~2,200 requests, ~320/s at best) or a replay of 1,100 queued changes
+    // (~250/s) goes through at full speed; a flood settles at 100/s. Without a valid token, per
+    // client address: 10/s, reserve 100.
+    RATE_LIMIT_PER_SECOND: integer('RATE_LIMIT_PER_SECOND', 100, 0),
+    RATE_LIMIT_BURST: integer('RATE_LIMIT_BURST', 2000, 0),
+    RATE_LIMIT_BURST_SECONDS: integer('RATE_LIMIT_BURST_SECONDS', 60, 1, 86_400),
+    RATE_LIMIT_PEAK_PER_SECOND: integer('RATE_LIMIT_PEAK_PER_SECOND', 500, 0),
+    RATE_LIMIT_ANONYMOUS_PER_SECOND: integer('RATE_LIMIT_ANONYMOUS_PER_SECOND', 10, 0),
+    RATE_LIMIT_ANONYMOUS_BURST: integer('RATE_LIMIT_ANONYMOUS_BURST', 100, 0),
   });
 
 /**
@@ -367,11 +415,16 @@ export function readConfig(env: Env = process.env): Config {
     extensions,
     eventsRetentionSeconds: v.EVENTS_RETENTION_DAYS * 24 * 3600,
     eventsHeartbeatMs: v.EVENTS_HEARTBEAT_MS,
+    streams: { tokenRecheckMs: v.STREAM_TOKEN_RECHECK_MS, maxPerUser: v.MAX_STREAMS_PER_USER, maxTotal: v.MAX_STREAMS },
     idempotencyWaitMs: v.IDEMPOTENCY_WAIT_MS,
     headersTimeoutMs: v.HEADERS_TIMEOUT_MS,
     bodyIdleTimeoutMs: v.BODY_IDLE_TIMEOUT_MS,
     requestTimeoutMs: v.REQUEST_TIMEOUT_MS,
     shutdownTimeoutMs: v.SHUTDOWN_TIMEOUT_MS,
+    rateLimits: {
+      token: { perSecond: v.RATE_LIMIT_PER_SECOND, burst: v.RATE_LIMIT_BURST, burstSeconds: v.RATE_LIMIT_BURST_SECONDS, peakPerSecond: v.RATE_LIMIT_PEAK_PER_SECOND },
+      anonymous: { perSecond: v.RATE_LIMIT_ANONYMOUS_PER_SECOND, burst: v.RATE_LIMIT_ANONYMOUS_BURST, burstSeconds: v.RATE_LIMIT_BURST_SECONDS, peakPerSecond: 0 },
+    },
     s3,
   };
 }

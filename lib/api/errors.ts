@@ -79,3 +79,7 @@ export const idempotencyInProgress = (retryAfterSeconds: number) =>
     {},
     { 'Retry-After': String(retryAfterSeconds) },
   );
+
+/** Over a cap on open live streams (per user or in all, on this instance): 429 rate_limited. */
+export const tooManyStreams = (message: string, retryAfterSeconds: number) =>
+  new ApiError('rate_limited', message, undefined, {}, { 'Retry-After': String(retryAfterSeconds) });

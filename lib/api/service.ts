@@ -10,7 +10,8 @@ import { openDb, type Db, type OpenedDb } from './storage/db';
 import { listenForEvents, type NotificationListener } from './storage/pg-notifications';
 import { ApiError, internalError, methodNotAllowed, notFound, storageFailureError, unknownParam } from './errors';
 import { EventHub } from './domain/event-hub';
-import { ChangeFeed, parseCursor, readEventsQuery } from './domain/events';
+import { ChangeFeed, readEventsQuery } from './domain/events';
+import { CursorCodec } from './domain/cursors';
 import { Files } from './domain/files';
 import { EVENT_STREAM_HEADERS, EventStream } from './http/event-stream';
 import { fromWebRequest, toWebResponse, type ApiReply, type ApiRequest } from './http/exchange';
@@ -25,9 +26,10 @@ import { BlobDeletionQueue, type DrainResult } from './storage/blob-deletions';
 import { openBlobStore, type OpenedBlobStore } from './storage/open-blob-store';
 import { storageFailure } from './storage/failures';
 import { isCommitOutcomeUnknown } from './storage/transaction';
-import { Authenticator, createToken } from './domain/tokens';
+import { Authenticator, bearerToken, createToken } from './domain/tokens';
 import { receiveUpload } from './http/upload';
 import { isHealthPath, serveHealth } from './http/health';
+import { RateLimiter } from './http/rate-limit';
 import { routeTemplate, type Logger } from './http/log';
 import { sql } from 'kysely';
 
@@ -78,8 +80,10 @@ export class ApiService {
   private readonly signer: UrlSigner;
   private readonly feed: ChangeFeed;
   /** Live streams of this process, poked after each write (and by other instances via NOTIFY). */
-  readonly hub = new EventHub();
+  readonly hub: EventHub;
   private notifications: NotificationListener | null = null;
+  /** RATE_LIMIT_*: per token, and per address without a valid token (set by open()). */
+  private limits!: RateLimiter;
   private readonly hosts: HostPolicy;
   private readonly deletions: BlobDeletionQueue;
   /** Deletion passes of this process run one after another (other instances' may overlap them). */
@@ -107,7 +111,15 @@ export class ApiService {
     this.conversations = new Conversations(db);
     this.files = new Files(db, this.signer, this.conversations);
     this.idempotency = new IdempotencyStore(db, config.extensions.has('idempotency'), { dialect: opened.dialect, waitMs: config.idempotencyWaitMs });
-    this.feed = new ChangeFeed(db, this.files);
+    this.feed = new ChangeFeed(db, this.files, new CursorCodec(secret));
+    this.hub = new EventHub({
+      feed: this.feed,
+      recheck: (tokens) => this.auth.recheck(tokens),
+      tokenRecheckMs: config.streams.tokenRecheckMs,
+      maxPerUser: config.streams.maxPerUser,
+      maxTotal: config.streams.maxTotal,
+      log,
+    });
     this.deletions = new BlobDeletionQueue(db, this.store, log);
     const failed = (what: string) => (error: unknown) => log.error(`[parley] ${what} failed:`, error);
     this.timers = [
@@ -150,11 +162,14 @@ export class ApiService {
     // What an earlier process left (a crash mid-upload) — but only what is older than the grace
     // period: another instance may be uploading right now into the same store.
     const graceMs = options.sweepGraceMs ?? sweepGraceMs(config);
-    const temp = await store.removeUnfinished(graceMs);
+    // Housekeeping, not a condition of starting: a store that cannot list unfinished multipart
+    // uploads (s3rver as published, some S3-compatible stores) costs a warning, not the service.
+    const temp = await housekeeping(log, 'the start-up sweep of unfinished uploads', () => store.removeUnfinished(graceMs));
     const live = new Set((await db.selectFrom('files').select('storage_key').execute()).map((r) => r.storage_key));
-    const orphans = await sweepOrphans(store, (key) => live.has(key), graceMs);
+    const orphans = await housekeeping(log, 'the start-up sweep of orphaned files', () => sweepOrphans(store, (key) => live.has(key), graceMs));
     const swept = { temp, orphans };
     const service = new ApiService(config, opened, blobs, secret, log, graceMs);
+    service.limits = await RateLimiter.open(config.rateLimits, config.databaseUrl, log);
     await service.purgeExpired();
     await service.drainBlobDeletions();
     if (config.extensions.has('events') && config.databaseUrl) {
@@ -191,7 +206,9 @@ export class ApiService {
   async close(): Promise<void> {
     for (const timer of this.timers) clearInterval(timer);
     for (const stream of this.streams) stream.destroy();
+    this.hub.close();
     await this.notifications?.close();
+    await this.limits?.close();
     await this.deletionPass;
     await this.opened.close();
     this.blobs.close();
@@ -210,11 +227,13 @@ export class ApiService {
 
   /** Removes unfinished writes and stored blobs no row points at, older than `graceMs`. */
   private async sweep(graceMs: number): Promise<{ temp: number; orphans: number }> {
-    const temp = await this.store.removeUnfinished(graceMs);
-    const orphans = await sweepOrphans(
-      this.store,
-      async (key) => (await this.db.selectFrom('files').select('id').where('storage_key', '=', key).executeTakeFirst()) !== undefined,
-      graceMs,
+    const temp = await housekeeping(this.log, 'the sweep of unfinished uploads', () => this.store.removeUnfinished(graceMs));
+    const orphans = await housekeeping(this.log, 'the sweep of orphaned files', () =>
+      sweepOrphans(
+        this.store,
+        async (key) => (await this.db.selectFrom('files').select('id').where('storage_key', '=', key).executeTakeFirst()) !== undefined,
+        graceMs,
+      ),
     );
     return { temp, orphans };
   }
@@ -244,7 +263,7 @@ export class ApiService {
     try {
       answer =
         this.config.extensions.has('events') && (request.path === '/v1/events/stream' || request.path === '/v1/events/stream/')
-          ? await this.eventStream(request)
+          ? await this.eventStream(request).catch((error: unknown) => this.limits.refused(request.remoteAddress, error))
           : reply(await this.route(request));
     } catch (error) {
       answer = reply(errorResult(this.answerFor(request, error)));
@@ -284,7 +303,9 @@ export class ApiService {
       this.openapiText ??= JSON.stringify(openApiDocument());
       return { status: 200, body: JSON.parse(this.openapiText), headers: { 'Cache-Control': 'public, max-age=300' } };
     }
-    const user = await this.authenticate(request);
+    // Rate limits: a refused token counts against its address; a valid one against itself.
+    const user = await this.authenticate(request).catch((error: unknown) => this.limits.refused(request.remoteAddress, error));
+    await this.limits.forToken(request.header('authorization'));
     const collection = segments[2];
     if (collection === 'events' && segments.length === 3 && this.config.extensions.has('events')) {
       if (request.method !== 'GET') throw methodNotAllowed(['GET']);
@@ -334,28 +355,35 @@ export class ApiService {
 
   /** GET /v1/events: changes after a cursor; no cursor (or limit=0) tells the head to start from. */
   private async events(request: ApiRequest, user: string) {
-    const { after, limit } = readEventsQuery(request.query);
-    if (after === null || limit === 0) {
-      if (after !== null) await this.feed.check(after);
-      return { data: [], has_more: false, next: String(after ?? (await this.feed.head(user))) };
+    const query = readEventsQuery(request.query);
+    const after = query.after === null ? null : this.feed.decode(user, query.after);
+    if (after === null || query.limit === 0) {
+      if (after !== null) await this.feed.check(user, after);
+      return { data: [], has_more: false, next: this.feed.encode(user, after ?? (await this.feed.head(user))) };
     }
-    return this.feed.page(user, after, limit, this.assetBase(request));
+    return this.feed.page(user, after, query.limit, this.assetBase(request));
   }
 
-  /** GET /v1/events/stream: the feed as Server-Sent Events, resuming from Last-Event-ID (or ?after). */
+  /**
+   * GET /v1/events/stream: the feed as Server-Sent Events, resuming from Last-Event-ID (or ?after).
+   * At most MAX_STREAMS_PER_USER per user and MAX_STREAMS in all on this instance (429 beyond);
+   * the token is re-checked while the stream is open (event-hub.ts).
+   */
   private async eventStream(request: ApiRequest): Promise<ApiReply> {
     this.hosts.check(request); // its events carry file_urls
     if (request.method !== 'GET') throw methodNotAllowed(['GET']);
     const user = await this.authenticate(request);
+    const token = bearerToken(request.header('authorization'));
     for (const name of request.query.keys()) if (name !== 'after') throw unknownParam(name);
-    const queryAfter = request.query.has('after') ? parseCursor(request.query.get('after')!) : null;
     const lastEventId = request.header('last-event-id');
-    const after = lastEventId ? parseCursor(lastEventId) : (queryAfter ?? (await this.feed.head(user)));
-    await this.feed.check(after);
+    const queryAfter = request.query.has('after') ? this.feed.decode(user, request.query.get('after')!) : null;
+    const after = lastEventId ? this.feed.decode(user, lastEventId, 'Last-Event-ID') : (queryAfter ?? (await this.feed.head(user)));
+    await this.feed.check(user, after);
+    this.hub.admit(user); // no await between this and the stream's attaching
     const stream = new EventStream({
-      feed: this.feed,
       hub: this.hub,
       user,
+      token,
       after,
       assetBase: this.assetBase(request),
       heartbeatMs: this.config.eventsHeartbeatMs,
@@ -463,6 +491,17 @@ export class ApiService {
     // removal that fails stays queued and is retried.
     await this.drainBlobDeletions().catch((error) => this.log.error('[parley] a blob deletion pass failed:', error));
     return result;
+  }
+}
+
+/** Runs a housekeeping pass; a failure is logged as a warning and counts as nothing removed. */
+async function housekeeping(log: Logger, what: string, pass: () => Promise<number>): Promise<number> {
+  try {
+    return await pass();
+  } catch (error) {
+    const e = error as { name?: string; Code?: string; message?: string };
+    log.error(`[parley] warning: ${what} was skipped (${e.Code ?? e.name ?? 'error'}: ${e.message ?? String(error)}); the service runs without it, and the next pass tries again`);
+    return 0;
   }
 }
 

@@ -11,11 +11,13 @@ import { Upstream, UpstreamError, type UpstreamResponse } from './upstream';
 import { ApiError, notFound } from '../api/errors';
 import type { ApiReply, ApiRequest } from '../api/http/exchange';
 import { HostPolicy } from '../api/http/hosts';
+import { RateLimiter } from '../api/http/rate-limit';
 
 export type ProxyConfig = Pick<
   Config,
   'upstreamBaseUrl' | 'upstreamToken' | 'upstreamConnectTimeoutMs' | 'upstreamIdleTimeoutMs' | 'assetUrl' | 'allowedHosts' | 'hostname'
->;
+> &
+  Partial<Pick<Config, 'rateLimits'>>;
 
 export interface UpstreamCheck {
   /** The upstream answered with some HTTP status (even 401: it is there). */
@@ -55,6 +57,9 @@ export function createProxy(config: ProxyConfig, log: Logger = console): ApiProx
   const fileUrls = new FileUrlRewriter(config.upstreamBaseUrl);
   // file_urls are rewritten onto this instance's origin: the embedded service's Host rule applies.
   const hosts = new HostPolicy(config);
+  // RATE_LIMIT_* in this process's memory, per token as presented (the upstream decides whether it
+  // is valid) and, once the upstream has refused a token (401), per client address.
+  const limits = config.rateLimits ? RateLimiter.memory(config.rateLimits, log) : null;
 
   async function dispatch(request: ApiRequest): Promise<ApiReply> {
     const area = classifyPath(request.path);
@@ -63,6 +68,7 @@ export function createProxy(config: ProxyConfig, log: Logger = console): ApiProx
     if (area === '/v1') {
       try {
         assetBase = hosts.assetBase(request);
+        await limits?.forToken(request.header('authorization'));
       } catch (error) {
         if (error instanceof ApiError) return errorReply(error);
         throw error;
@@ -87,6 +93,13 @@ export function createProxy(config: ProxyConfig, log: Logger = console): ApiProx
     const { response } = sent;
     const headers = forwardResponseHeaders(response.headers);
     const status = response.statusCode ?? 502;
+    if (status === 401 && area === '/v1' && limits) {
+      const limited = await limits.countRefusal(request.remoteAddress);
+      if (limited) {
+        response.resume();
+        return errorReply(limited);
+      }
+    }
     if (request.method === 'HEAD' || status === 204 || status === 304) {
       response.resume();
       return { status, headers, body: null };

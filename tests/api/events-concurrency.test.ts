@@ -8,6 +8,7 @@ import { client } from '../helpers/api';
 import { openSse } from '../helpers/sse';
 import { startTarget } from '../helpers/target';
 import { startTestServer, type TestServer } from '../helpers/server';
+import { createToken, revokeToken } from '../../lib/api/domain/tokens';
 
 const postgres = process.env.PARLEY_TEST_POSTGRES === '1';
 
@@ -20,8 +21,9 @@ beforeAll(async () => {
   if (postgres) {
     const { createTestDatabase } = await import('../helpers/postgres');
     database = await createTestDatabase();
-    a = await startTestServer({ env: { DATABASE_URL: database.url } });
-    b = await startTestServer({ env: { DATABASE_URL: database.url } });
+    const env = { DATABASE_URL: database.url, STREAM_TOKEN_RECHECK_MS: '50' };
+    a = await startTestServer({ env });
+    b = await startTestServer({ env });
   } else {
     a = b = await startTarget();
   }
@@ -118,6 +120,22 @@ describe('the feed under concurrent writers', () => {
       const made = (await client(() => b.baseUrl, b.tokens.alice).post('/v1/conversations', { json: { contact_id: 'across' } })).body;
       const message = await stream.next((m) => m.data.includes(made.id));
       expect(JSON.parse(message.data)).toMatchObject({ type: 'conversation.created', object: { id: made.id } });
+    } finally {
+      stream.close();
+    }
+  });
+
+  it.runIf(postgres)('a stream on one instance ends when its token is revoked, while the other instance had it cached', async () => {
+    const { token } = await createToken(a.service.db, 'revoked-across');
+    const stream = await openSse(`${a.baseUrl}/v1/events/stream`, { authorization: `Bearer ${token}` });
+    try {
+      expect(stream.status).toBe(200);
+      // Instance b knows the token (its cache holds it) when the CLI revokes it in the database.
+      expect((await client(() => b.baseUrl, token).get('/v1/me')).status).toBe(200);
+      expect(await revokeToken(b.service.db, token)).toBe(1);
+      const message = await stream.next((m) => m.event === 'error');
+      expect(JSON.parse(message.data)).toMatchObject({ type: 'invalid_request', code: 'unauthenticated' });
+      await stream.ended();
     } finally {
       stream.close();
     }

@@ -72,7 +72,9 @@ describe('GET /v1/events', () => {
     expect(fileEvent.type).toBe('file.created');
     expect(fileEvent.object).toEqual(FileObject.parse((await alice.get(`/v1/files/${upload.id}`)).body));
     expect((fileEvent as { conversation_id: string }).conversation_id).toBe(c.id);
-    expect(Number(created[0]!.id)).toBeGreaterThan(Number(start));
+    // Each event's id is a cursor: what follows it is the rest.
+    expect(created[0]!.id).not.toBe(start);
+    expect((await follow(created[0]!.id)).events).toEqual(created.slice(1));
 
     const mid = created.at(-1)!.id;
     await alice.put(`/v1/files/${upload.id}`, { json: { filename: 'b.pdf' } });
@@ -95,8 +97,12 @@ describe('GET /v1/events', () => {
     const small = await follow(start, alice, 10);
     expect(small.requests).toBe(3);
     expect(small.events.map((e) => e.object.id)).toEqual(ids);
-    const cursors = small.events.map((e) => Number(e.id));
-    expect([...cursors].sort((a, b) => a - b)).toEqual(cursors);
+    // Cursors are opaque: distinct, and each one resumes right after its event.
+    const cursors = small.events.map((e) => e.id);
+    expect(new Set(cursors).size).toBe(cursors.length);
+    for (const i of [0, 9, 17]) {
+      expect((await follow(cursors[i]!)).events.map((e) => e.object.id)).toEqual(ids.slice(i + 1));
+    }
     const quiet = await follow(small.next);
     expect(quiet).toEqual({ events: [], requests: 1, next: small.next });
   });
@@ -107,19 +113,27 @@ describe('GET /v1/events', () => {
     await alice.post('/v1/conversations', { json: { contact_id: 'private-to-alice' } });
     const bobs = (await bob.post('/v1/conversations', { json: { contact_id: 'private-to-bob' } })).body;
     expect((await follow(bobStart, bob)).events.map((e) => e.object.id)).toEqual([bobs.id]);
-    // Alice's cursor in bob's hands shows bob nothing of alice's.
-    expect((await follow(aliceStart, bob)).events.every((e) => e.object.id === bobs.id)).toBe(true);
+    // Alice's cursor in bob's hands is not a cursor of his: relist (nothing of alice's shows).
+    expectError(await bob.get(`/v1/events?after=${aliceStart}`), 410, 'events_expired', 'after');
+    expectError(await bob.get(`/v1/events?after=${aliceStart}&limit=0`), 410, 'events_expired', 'after');
   });
 
   it('refuses bad cursors, limits and parameters in the contract’s shape', async () => {
     expectError(await alice.get('/v1/events?after=abc'), 400, 'parameter_invalid', 'after');
-    expectError(await alice.get('/v1/events?after=1&limit=1001'), 400, 'parameter_invalid', 'limit');
-    expectError(await alice.get('/v1/events?after=1&after=2'), 400, 'parameter_invalid', 'after');
+    const h = await head();
+    expectError(await alice.get(`/v1/events?after=${h}&limit=1001`), 400, 'parameter_invalid', 'limit');
+    expectError(await alice.get(`/v1/events?after=${h}&after=${h}`), 400, 'parameter_invalid', 'after');
     expectError(await alice.get('/v1/events?since=1'), 400, 'parameter_unknown', 'since');
     expectError(await alice.post('/v1/events', { json: {} }), 405, 'method_not_allowed');
     expectError(await alice.get('/v1/events', { token: null }), 401, 'unauthenticated');
-    // A cursor this database never issued (say, from before a reset): relist.
-    expectError(await alice.get(`/v1/events?after=${Number(await head()) + 1_000_000}`), 410, 'events_expired', 'after');
+    // A cursor this database never issued (a forged one, one from another database or from before
+    // a reset): relist. So does a decimal cursor of earlier versions.
+    for (const after of ['A'.repeat(22), 'Zm9yZ2VkLWN1cnNvci0xMg', '1', '123456']) {
+      expectError(await alice.get(`/v1/events?after=${after}`), 410, 'events_expired', 'after');
+      expectError(await alice.get(`/v1/events?after=${after}&limit=0`), 410, 'events_expired', 'after');
+    }
+    // Shaped like no cursor at all: a bad request.
+    expectError(await alice.get(`/v1/events?after=${h}x`), 400, 'parameter_invalid', 'after');
   });
 
   it('answers 410 events_expired for a cursor older than the retention, and goes on from the head', async () => {
@@ -161,7 +175,7 @@ describe('GET /v1/events/stream', () => {
       const resumed = await openSse(`${s.baseUrl}/v1/events/stream`, { ...auth(), 'last-event-id': message.id! });
       try {
         const first = await resumed.next((m) => m.id !== null);
-        expect(Number(first.id)).toBeGreaterThan(Number(message.id));
+        expect(first.id).not.toBe(message.id);
         // The upload's own changes: the conversation raised, then the file.
         expect(ChangeEvent.parse(JSON.parse(first.data))).toMatchObject({ type: 'conversation.updated', object: { id: c.id } });
         const second = ChangeEvent.parse(JSON.parse((await resumed.next((m) => m.id !== null)).data));

@@ -4,7 +4,7 @@ import type http from 'node:http';
 import { readConfig } from '../../lib/config';
 import { createProxy, type ApiProxy } from '../../lib/proxy/proxy';
 import { createHttpServer, listen } from '../../lib/api/http/node-server';
-import { startTestServer, type TestServer, type TestServerOptions } from './server';
+import { GENEROUS_RATE_LIMITS, startTestServer, type TestServer, type TestServerOptions } from './server';
 
 const quiet = { log: () => {}, error: () => {} };
 
@@ -17,7 +17,7 @@ export interface ProxyServer {
 
 /** A proxy-mode server on 127.0.0.1 in front of `upstreamBaseUrl`; env as for readConfig. */
 export async function startProxy(upstreamBaseUrl: string, env: Record<string, string> = {}): Promise<ProxyServer> {
-  const config = readConfig({ UPSTREAM_BASE_URL: upstreamBaseUrl, ...env });
+  const config = readConfig({ UPSTREAM_BASE_URL: upstreamBaseUrl, ...GENEROUS_RATE_LIMITS, ...env });
   const proxy = createProxy(config, quiet);
   const server: http.Server = createHttpServer((request) => proxy.dispatch(request), undefined, config);
   const port = await listen(server, 0, '127.0.0.1');

@@ -43,11 +43,18 @@ export interface TestServerOptions {
   sweepGraceMs?: number;
 }
 
+/**
+ * Tests make many requests quickly with one token, from one address: their servers get limits no
+ * test reaches, unless a test sets its own (tests/api/rate-limits.test.ts). The limiter still runs.
+ */
+export const GENEROUS_RATE_LIMITS = { RATE_LIMIT_PER_SECOND: '1000000', RATE_LIMIT_ANONYMOUS_PER_SECOND: '1000000' };
+
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const dataDir = options.dataDir ?? tempDataDir();
   const config = readConfig({
     DATA_DIR: dataDir,
     PARLEY_TOKENS: `alice:${TEST_TOKENS.alice},bob:${TEST_TOKENS.bob}`,
+    ...GENEROUS_RATE_LIMITS,
     ...options.env,
   });
   let server: http.Server;

@@ -17,6 +17,8 @@ export interface SseConnection {
   comment(text: string): Promise<void>;
   /** Resolves when the server ends the stream. */
   ended(): Promise<void>;
+  /** Everything the server sent, once it has ended (for a refusal: its JSON body). */
+  text(): Promise<string>;
   close(): void;
 }
 
@@ -26,6 +28,7 @@ export async function openSse(url: string, headers: Record<string, string>): Pro
   const reader = response.body!.getReader();
   const decoder = new TextDecoder();
   let buffer = '';
+  let all = '';
   const queue: SseMessage[] = [];
   const comments: string[] = [];
   let done = false;
@@ -39,7 +42,9 @@ export async function openSse(url: string, headers: Record<string, string>): Pro
       done = true;
       return false;
     }
-    buffer += decoder.decode(chunk.value, { stream: true });
+    const text = decoder.decode(chunk.value, { stream: true });
+    buffer += text;
+    all += text;
     let newline: number;
     while ((newline = buffer.indexOf('\n')) >= 0) {
       const line = buffer.slice(0, newline);
@@ -84,6 +89,10 @@ export async function openSse(url: string, headers: Record<string, string>): Pro
     },
     async ended() {
       while (await pump());
+    },
+    async text() {
+      while (await pump());
+      return all;
     },
     close() {
       abort.abort();

@@ -165,11 +165,17 @@ describe('paths: only /v1 and /files on the one configured upstream', () => {
     '/admin',
   ];
 
-  it('refuses escapes with a 404 and forwards nothing; a safe path lands under the base path', async () => {
+  it('refuses escapes with a 404 (a network-path target: 400 at the front) and forwards nothing; a safe path lands under the base path', async () => {
     const up = await recording();
     const proxy = await proxyTo(`${up.url}/base`);
     for (const path of escapes) {
       const r = await rawRequest(proxy.port, path);
+      // The front refuses a target that is not a single-slash path before any routing.
+      if (path.startsWith('//')) {
+        expect(r.status, path).toBe(400);
+        expect(JSON.parse(r.text).code, path).toBe('parameter_invalid');
+        continue;
+      }
       expect(r.status, path).toBe(404);
       // paths the server routes to the proxy get the contract's error shape; others never reach it
       if (isApiPath(path)) expect(JSON.parse(r.text).code, path).toBe('resource_missing');
@@ -189,7 +195,7 @@ describe('paths: only /v1 and /files on the one configured upstream', () => {
       proxy.port,
       `GET ${decoy.url}/v1/conversations HTTP/1.1\r\nHost: 127.0.0.1:${decoy.port}\r\nConnection: close\r\n\r\n`,
     );
-    expect(absolute).toMatch(/^HTTP\/1\.1 404/);
+    expect(absolute).toMatch(/^HTTP\/1\.1 400/); // the front: a target that is not a path
     const viaHost = await rawRequest(proxy.port, '/v1/conversations', { headers: { host: `127.0.0.1:${decoy.port}` } });
     expect(viaHost.status).toBe(200);
     expect(decoy.requests).toEqual([]);

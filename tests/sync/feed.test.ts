@@ -11,7 +11,7 @@ import { byId, makeDevice, mirrorState, otherDevice, PLAIN, serverConversations,
 const bytes = (text: string) => new TextEncoder().encode(text);
 /** The requests a device made since `from`, ids and cursors blanked. */
 const requests = (d: Device, from = 0) =>
-  d.net.seen.slice(from).map((r) => `${r.method} ${r.path.replace(/after=\d+/, 'after=N').replace(/=[A-Za-z0-9]{16}/g, '=ID')}`);
+  d.net.seen.slice(from).map((r) => `${r.method} ${r.path.replace(/after=[^&]+/, 'after=N').replace(/=[A-Za-z0-9]{16}/g, '=ID')}`);
 
 async function expectMirrorEqualsServer(d: Device, server: TestServer, token: string) {
   const mirror = await mirrorState(d.db);
@@ -111,9 +111,9 @@ describe('pull through the change feed', () => {
     const from = d.net.seen.length;
     await d.engine.syncOnce();
     expect(requests(d, from)).toEqual(['GET /v1/events?after=N&limit=10', 'GET /v1/events?after=N&limit=10', 'GET /v1/events?after=N&limit=10']);
-    const cursors = d.net.seen.slice(from).map((r) => Number(new URL(r.path, 'http://x').searchParams.get('after')));
-    expect(cursors[1]).toBeGreaterThan(cursors[0]!);
-    expect(cursors[2]).toBeGreaterThan(cursors[1]!);
+    // Each page after the one before (cursors are opaque: three different ones).
+    const cursors = d.net.seen.slice(from).map((r) => new URL(r.path, 'http://x').searchParams.get('after'));
+    expect(new Set(cursors).size).toBe(3);
     expect(await d.db.conversations.count()).toBe(25);
     await expectMirrorEqualsServer(d, server, token);
     d.close();
@@ -139,7 +139,7 @@ describe('pull through the change feed', () => {
     expect(report.pull?.kind).toBe('network');
     expect(await d.db.conversations.count()).toBe(10);
     const cursor = ((await d.db.meta.get(FEED_KEY))!.value as FeedState).cursor!;
-    expect(Number(cursor)).toBeGreaterThan(Number(startCursor));
+    expect(cursor).not.toBe(startCursor); // it moved past the applied page (cursors are opaque)
     d.clock.advance(60_000);
     await d.settle();
     const after = d.net.seen.slice(from).map((r) => new URL(r.path, 'http://x').searchParams.get('after'));

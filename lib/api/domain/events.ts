@@ -2,20 +2,31 @@
 // first. Events are rows written by database triggers in the same transaction as the change (see
 // migration 0003_events); this module reads them and renders each with the object as it is now.
 //
-// A cursor is the decimal `seq` of the last event a client has seen. Events older than the
-// retention are purged; `events_purged_through` remembers the highest purged seq, so a cursor at
-// or below it (events after it may be gone) answers 410 events_expired and the client relists.
+// Inside, a cursor is the `seq` of the last event a client has seen; outside, it is opaque and only
+// valid for the user it was issued to (cursors.ts). Every check a cursor goes through depends on
+// that user's own events, never on anyone else's writes:
+// - events older than the retention are purged; the highest purged seq OF EACH USER is remembered
+//   (settings `events_purged_through:<user>`), so that user's cursor below it (some of their events
+//   after it may be gone) answers 410 events_expired and the client relists;
+// - a cursor above the user's own head (one this database never issued them, say from before a
+//   restore) answers 410 too; this costs a query only when a page comes back empty.
+// The single `events_purged_through` of earlier versions is still honoured, frozen (never written
+// again): a floor that moved with everyone's purged events would tell about everyone's writes.
 import type { ChangeEvent, ChangeEventType, Conversation, EventPage, FileObject } from '../../schemas';
-import { ApiError, invalid, unknownParam } from '../errors';
+import { invalid, unknownParam } from '../errors';
 import type { Db } from '../storage/db';
 import { prepare } from '../storage/prepared';
 import { toConversation } from './conversations';
+import { eventsExpired, type CursorCodec } from './cursors';
 import type { Files, StoredFile } from './files';
 import { nowSeconds } from './ids';
 
+export { eventsExpired };
+
 export const DEFAULT_EVENTS_LIMIT = 100;
 export const MAX_EVENTS_LIMIT = 1000;
-const PURGED_THROUGH = 'events_purged_through';
+const LEGACY_PURGED_THROUGH = 'events_purged_through';
+const purgedThroughKey = (user: string) => `events_purged_through:${user}`;
 
 interface EventRow {
   seq: number;
@@ -25,22 +36,32 @@ interface EventRow {
   created_at: number;
 }
 
-export const eventsExpired = () =>
-  new ApiError(
-    'events_expired',
-    'This cursor is older than the change feed keeps (or from another database): list everything again, then follow the feed from GET /v1/events?limit=0',
-    'after',
-  );
+/**
+ * One page read from the feed, not yet rendered: the events kept (the last of each object in the
+ * page) and the objects they render with. Rendering (`ChangeFeed.render`) is per asset base and
+ * per reader position, so that one read can serve every live stream of a user.
+ */
+export interface FeedRead {
+  user: string;
+  /** The cursor (seq) the page was read after. */
+  after: number;
+  /** The cursor after this page. */
+  next: number;
+  hasMore: boolean;
+  rows: EventRow[];
+  conversations: Map<string, Conversation>;
+  files: Map<string, StoredFile>;
+}
 
-/** `after` and `limit` from a query; `after` null = "tell me the head". */
-export function readEventsQuery(query: URLSearchParams): { after: number | null; limit: number } {
-  let after: number | null = null;
+/** `after` (still opaque) and `limit` from a query; `after` null = "tell me the head". */
+export function readEventsQuery(query: URLSearchParams): { after: string | null; limit: number } {
+  let after: string | null = null;
   let limit = DEFAULT_EVENTS_LIMIT;
   const seen = new Set<string>();
   for (const [name, value] of query) {
     if (seen.has(name)) throw invalid(name, `${name} was given more than once`);
     seen.add(name);
-    if (name === 'after') after = parseCursor(value);
+    if (name === 'after') after = value;
     else if (name === 'limit') {
       if (!/^\d{1,4}$/.test(value) || Number(value) > MAX_EVENTS_LIMIT) {
         throw invalid('limit', `limit must be an integer from 0 to ${MAX_EVENTS_LIMIT}`);
@@ -51,20 +72,15 @@ export function readEventsQuery(query: URLSearchParams): { after: number | null;
   return { after, limit };
 }
 
-export function parseCursor(value: string): number {
-  if (!/^\d{1,15}$/.test(value)) throw invalid('after', 'after must be a cursor from this feed (the id of an event, or next)');
-  return Number(value);
-}
-
 export class ChangeFeed {
   private readonly userEvents;
   private readonly userHead;
-  private readonly globalHead;
-  private readonly purgedThrough;
+  private readonly floors;
 
   constructor(
     private readonly db: Db,
     private readonly files: Files,
+    readonly cursors: CursorCodec,
   ) {
     this.userEvents = prepare<{ user: string; after: number; limit: number }, EventRow>(db, (slot) =>
       db
@@ -78,40 +94,48 @@ export class ChangeFeed {
     this.userHead = prepare<{ user: string }, { head: number | null }>(db, (slot) =>
       db.selectFrom('events').select((eb) => eb.fn.max('seq').as('head')).where('user_id', '=', slot('user')),
     );
-    this.globalHead = prepare<Record<string, never>, { head: number | null }>(db, () =>
-      db.selectFrom('events').select((eb) => eb.fn.max('seq').as('head')),
-    );
-    this.purgedThrough = prepare<{ key: string }, { value: string }>(db, (slot) =>
-      db.selectFrom('settings').select('value').where('key', '=', slot('key')),
+    this.floors = prepare<{ legacy: string; mine: string }, { value: string }>(db, (slot) =>
+      db.selectFrom('settings').select('value').where('key', 'in', [slot('legacy'), slot('mine')]),
     );
   }
 
-  private async floor(): Promise<number> {
-    const [row] = await this.purgedThrough(this.db, { key: PURGED_THROUGH });
-    return row ? Number(row.value) : 0;
+  /** The user's cursor (opaque) → seq; 400 or 410 as cursors.ts says. */
+  decode(user: string, cursor: string, param = 'after'): number {
+    return this.cursors.decode(user, cursor, param);
   }
 
-  /** The cursor to follow the feed from after a full listing: nothing at or before it is news. */
-  async head(user: string): Promise<number> {
+  encode(user: string, seq: number): string {
+    return this.cursors.encode(user, seq);
+  }
+
+  /** The highest seq of this user's purged events (0: none). */
+  private async floor(user: string): Promise<number> {
+    const rows = await this.floors(this.db, { legacy: LEGACY_PURGED_THROUGH, mine: purgedThroughKey(user) });
+    let floor = 0;
+    for (const row of rows) floor = Math.max(floor, Number(row.value));
+    return floor;
+  }
+
+  /** The cursor (seq) to follow the feed from after a full listing: nothing at or before it is news. */
+  async head(user: string, floor?: number): Promise<number> {
     const [row] = await this.userHead(this.db, { user });
-    return Math.max(Number(row?.head ?? 0), await this.floor());
+    return Math.max(Number(row?.head ?? 0), floor ?? (await this.floor(user)));
   }
 
-  /** Refuses a cursor whose following events may be gone, or that this database never issued. */
-  async check(after: number): Promise<void> {
-    const floor = await this.floor();
-    if (after < floor) throw eventsExpired();
-    const [row] = await this.globalHead(this.db, {});
-    if (after > Math.max(Number(row?.head ?? 0), floor)) throw eventsExpired();
+  /** Refuses a cursor whose following events may be gone, or that this database never issued to this user. */
+  async check(user: string, after: number): Promise<void> {
+    const floor = await this.floor(user);
+    if (after < floor || after > (await this.head(user, floor))) throw eventsExpired();
   }
 
   /**
-   * Events after `after`, oldest first. Several events of one object in a page collapse into its
-   * last one (the object is rendered as it is now anyway); an object created or updated and since
-   * deleted is left out (its deletion follows in the feed).
+   * Events after `after`, oldest first, not rendered yet. Several events of one object in a page
+   * collapse into its last one (the object is rendered as it is now anyway); an object created or
+   * updated and since deleted is left out when rendered (its deletion follows in the feed).
+   * Refuses (410) a cursor some of whose following events were purged.
    */
-  async page(user: string, after: number, limit: number, assetBase: string): Promise<EventPage> {
-    await this.check(after);
+  async read(user: string, after: number, limit: number): Promise<FeedRead> {
+    if (after < (await this.floor(user))) throw eventsExpired();
     const rows = await this.userEvents(this.db, { user, after, limit: limit + 1 });
     const hasMore = rows.length > limit;
     const taken = hasMore ? rows.slice(0, limit) : rows;
@@ -121,22 +145,37 @@ export class ChangeFeed {
     const live = [...last.values()];
     const conversations = await this.conversationsById(user, live.filter((e) => e.type.startsWith('conversation.') && !e.type.endsWith('.deleted')));
     const files = await this.filesById(user, live.filter((e) => e.type.startsWith('file.') && !e.type.endsWith('.deleted')));
-    const data: ChangeEvent[] = [];
-    for (const row of taken) {
-      if (last.get(row.object_id) !== row) continue;
-      const event = this.render(row, conversations, files, assetBase);
-      if (event) data.push(event);
-    }
-    return { data, has_more: hasMore, next: String(next) };
+    const kept = taken.filter((row) => last.get(row.object_id) === row);
+    return { user, after, next: Number(next), hasMore, rows: kept, conversations, files };
   }
 
-  private render(
+  /** A read as the feed's events, for a reader at `since` (default: where the read started): only events after it. */
+  render(read: FeedRead, assetBase: string, since = read.after): ChangeEvent[] {
+    const data: ChangeEvent[] = [];
+    for (const row of read.rows) {
+      if (Number(row.seq) <= since) continue;
+      const event = this.render1(read.user, row, read.conversations, read.files, assetBase);
+      if (event) data.push(event);
+    }
+    return data;
+  }
+
+  /** GET /v1/events: a page after a cursor, checked. */
+  async page(user: string, after: number, limit: number, assetBase: string): Promise<EventPage> {
+    const read = await this.read(user, after, limit);
+    // An empty page is where a cursor this database never issued would go unnoticed.
+    if (read.rows.length === 0 && read.next === after && after > (await this.head(user))) throw eventsExpired();
+    return { data: this.render(read, assetBase), has_more: read.hasMore, next: this.encode(user, read.next) };
+  }
+
+  private render1(
+    user: string,
     row: EventRow,
     conversations: Map<string, Conversation>,
     files: Map<string, StoredFile>,
     assetBase: string,
   ): ChangeEvent | null {
-    const base = { id: String(row.seq), created_at: Number(row.created_at) };
+    const base = { id: this.encode(user, Number(row.seq)), created_at: Number(row.created_at) };
     const type = row.type as ChangeEventType;
     switch (type) {
       case 'conversation.created':
@@ -176,19 +215,31 @@ export class ChangeFeed {
     return out;
   }
 
-  /** Drops events older than the retention; remembers how far, so older cursors answer 410. */
+  /**
+   * Drops events older than the retention; remembers, for each user, how far their events went, so
+   * that user's older cursors answer 410 (and nobody else's change).
+   */
   async purgeExpired(retentionSeconds: number): Promise<number> {
     const cutoff = nowSeconds() - retentionSeconds;
     return this.db.transaction().execute(async (trx) => {
       const row = await trx.selectFrom('events').select((eb) => eb.fn.max('seq').as('upto')).where('created_at', '<', cutoff).executeTakeFirst();
       const upto = row?.upto === null || row?.upto === undefined ? null : Number(row.upto);
       if (upto === null) return 0;
-      const deleted = await trx.deleteFrom('events').where('seq', '<=', upto).executeTakeFirst();
-      await trx
-        .insertInto('settings')
-        .values({ key: PURGED_THROUGH, value: String(upto) })
-        .onConflict((oc) => oc.column('key').doUpdateSet({ value: String(upto) }))
+      const perUser = await trx
+        .selectFrom('events')
+        .select((eb) => ['user_id', eb.fn.max('seq').as('upto')])
+        .where('seq', '<=', upto)
+        .groupBy('user_id')
         .execute();
+      const deleted = await trx.deleteFrom('events').where('seq', '<=', upto).executeTakeFirst();
+      const values = perUser.map((r) => ({ key: purgedThroughKey(r.user_id), value: String(Number(r.upto)) }));
+      for (const batch of chunks(values, 500)) {
+        await trx
+          .insertInto('settings')
+          .values(batch)
+          .onConflict((oc) => oc.column('key').doUpdateSet((eb) => ({ value: eb.ref('excluded.value') })))
+          .execute();
+      }
       return Number(deleted.numDeletedRows);
     });
   }

@@ -18,8 +18,30 @@ export interface StoredToken {
 
 export const USER_PATTERN = /^[A-Za-z0-9_.@-]{1,64}$/;
 
+/**
+ * Control characters (C0, DEL, C1: newlines, terminal escapes) and the invisible format characters
+ * that reorder or hide text (bidi controls, zero-width, BOM): a label with one could forge a row of
+ * `token list` or send escapes to whoever reads it.
+ */
+const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]/u;
+export const MAX_LABEL_LENGTH = 200;
+
+/** Why a token label cannot be stored, or null when it can. */
+export function labelProblem(label: string): string | null {
+  if (label.length === 0 || label.length > MAX_LABEL_LENGTH) return `a label must be 1-${MAX_LABEL_LENGTH} characters`;
+  if (UNPRINTABLE.test(label)) return 'a label must not contain control characters (newlines, tabs, terminal escapes) or invisible formatting characters';
+  return null;
+}
+
+/** A stored label fit for a terminal, whatever an older version let in. */
+export function printableLabel(label: string): string {
+  return label.replace(new RegExp(UNPRINTABLE.source, 'gu'), (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`);
+}
+
 export async function createToken(db: Db, userId: string, label: string | null = null) {
   if (!USER_PATTERN.test(userId)) throw new Error('user must be 1-64 characters of A-Z a-z 0-9 _ . @ -');
+  const problem = label === null ? null : labelProblem(label);
+  if (problem) throw new Error(problem);
   const token = generateToken();
   const row = { id: newId(), user_id: userId, token_hash: hashToken(token), label, created_at: nowSeconds() };
   await db.insertInto('tokens').values(row).execute();
@@ -42,9 +64,22 @@ export async function revokeToken(db: Db, idOrToken: string): Promise<number> {
 const CACHE_TTL_MS = 10_000;
 const CACHE_MAX = 10_000;
 
+/** The token of an `Authorization: Bearer <token>` header (401 when there is none, or a malformed one). */
+export function bearerToken(header: string | null): string {
+  if (!header) throw unauthenticated();
+  const space = header.indexOf(' ');
+  if (space < 0 || header.slice(0, space).toLowerCase() !== 'bearer') {
+    throw unauthenticated('The Authorization header must be "Bearer <token>"');
+  }
+  const token = header.slice(space + 1).trim();
+  if (!token || token.length > 512) throw unauthenticated('Unknown token');
+  return token;
+}
+
 /**
  * Resolves `Authorization: Bearer <token>` to a user id. Stored tokens are cached for a few
  * seconds, so the hot path does no hashing or query; a revoked token stops working within that.
+ * Long-lived requests (live streams) ask again with `recheck`, which bypasses the cache.
  */
 export class Authenticator {
   private readonly cache = new Map<string, { userId: string; expires: number }>();
@@ -60,13 +95,7 @@ export class Authenticator {
   }
 
   async authenticate(header: string | null): Promise<string> {
-    if (!header) throw unauthenticated();
-    const space = header.indexOf(' ');
-    if (space < 0 || header.slice(0, space).toLowerCase() !== 'bearer') {
-      throw unauthenticated('The Authorization header must be "Bearer <token>"');
-    }
-    const token = header.slice(space + 1).trim();
-    if (!token || token.length > 512) throw unauthenticated('Unknown token');
+    const token = bearerToken(header);
     const fixed = this.staticTokens.get(token);
     if (fixed) return fixed;
     const now = Date.now();
@@ -77,8 +106,41 @@ export class Authenticator {
       this.cache.delete(token);
       throw unauthenticated('Unknown token');
     }
-    if (this.cache.size >= CACHE_MAX) this.cache.clear();
-    this.cache.set(token, { userId: row.user_id, expires: now + CACHE_TTL_MS });
+    this.remember(token, row.user_id, now);
     return row.user_id;
+  }
+
+  /**
+   * Who each token belongs to now (null: no longer accepted), read from the database whatever the
+   * cache says: one query for all of them (per 500). The cache learns the answers.
+   */
+  async recheck(tokens: Iterable<string>): Promise<Map<string, string | null>> {
+    const out = new Map<string, string | null>();
+    const stored = new Map<string, string>(); // hash → token
+    for (const token of tokens) {
+      const fixed = this.staticTokens.get(token);
+      if (fixed) out.set(token, fixed);
+      else stored.set(hashToken(token), token);
+    }
+    const hashes = [...stored.keys()];
+    const now = Date.now();
+    for (let i = 0; i < hashes.length; i += 500) {
+      const batch = hashes.slice(i, i + 500);
+      const rows = await this.db.selectFrom('tokens').select(['token_hash', 'user_id']).where('token_hash', 'in', batch).execute();
+      for (const row of rows) out.set(stored.get(row.token_hash)!, row.user_id);
+    }
+    for (const token of stored.values()) {
+      const user = out.get(token);
+      if (user === undefined) {
+        out.set(token, null);
+        this.cache.delete(token);
+      } else if (user !== null) this.remember(token, user, now);
+    }
+    return out;
+  }
+
+  private remember(token: string, userId: string, now: number): void {
+    if (this.cache.size >= CACHE_MAX) this.cache.clear();
+    this.cache.set(token, { userId, expires: now + CACHE_TTL_MS });
   }
 }

@@ -25,6 +25,12 @@ export interface ApiRequest {
   body: Readable | null;
   /** The request's id and, once authenticated, its user: for the log (absent: nobody logs it). */
   context?: RequestContext;
+  /**
+   * The client's address as the socket saw it (no X-Forwarded-For: anyone can send that), for the
+   * rate limit of requests without a valid token. Null or absent when the adapter cannot tell
+   * (Next's route handlers): such requests share one bucket.
+   */
+  remoteAddress?: string | null;
 }
 
 export interface ApiReply {

@@ -24,6 +24,7 @@ export function fromNodeRequest(req: IncomingMessage, context: RequestContext = 
     },
     body: hasBody ? req : null,
     context,
+    remoteAddress: req.socket.remoteAddress ?? null,
   };
 }
 

@@ -255,7 +255,7 @@ function document() {
           description:
             'Extension: the change feed. Changes to the caller\'s conversations and files after a cursor, oldest first, each with the object as GET returns it now (or {id} for a deletion); several changes of one object within a page collapse into its last. Without `after`, or with limit=0, tells the head cursor to follow from after a full listing.',
           parameters: [
-            { name: 'after', in: 'query', required: false, schema: { type: 'string', pattern: '^\\d{1,15}$' }, description: 'A cursor: an event id, or a page\'s next' },
+            { name: 'after', in: 'query', required: false, schema: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' }, description: 'A cursor (opaque, valid for the user it was issued to): an event id, or a page\'s next' },
             { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 0, maximum: 1000, default: 100 } },
           ],
           responses: {
@@ -269,15 +269,16 @@ function document() {
         get: {
           operationId: 'streamEvents',
           description:
-            'Extension: the change feed live, as Server-Sent Events. Each message carries `id: <cursor>` and `data: <an Event>`; a comment line is sent at least every 30 s. Resumes after the `Last-Event-ID` header (or `after`), else from the head. An `event: error` message with an Error body (events_expired) ends the stream.',
+            'Extension: the change feed live, as Server-Sent Events. Each message carries `id: <cursor>` and `data: <an Event>`; a comment line is sent at least every 30 s. Resumes after the `Last-Event-ID` header (or `after`), else from the head. An `event: error` message with an Error body (events_expired; unauthenticated once the token is no longer accepted, re-checked at least every 10 s) ends the stream.',
           parameters: [
-            { name: 'after', in: 'query', required: false, schema: { type: 'string', pattern: '^\\d{1,15}$' } },
-            { name: 'Last-Event-ID', in: 'header', required: false, schema: { type: 'string', pattern: '^\\d{1,15}$' } },
+            { name: 'after', in: 'query', required: false, schema: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' } },
+            { name: 'Last-Event-ID', in: 'header', required: false, schema: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' } },
           ],
           responses: {
             '200': { description: 'An endless text/event-stream', content: { 'text/event-stream': { schema: { type: 'string' } } } },
             ...common,
             '410': error('events_expired'),
+            '429': retryable('rate_limited: as many live streams are open as this instance takes (MAX_STREAMS_PER_USER per user, MAX_STREAMS in all); retry after Retry-After'),
           },
         },
       },

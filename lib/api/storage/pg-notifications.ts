@@ -1,6 +1,8 @@
 // Live updates across instances: the event triggers `pg_notify('parley_events', <user id>)` on
-// commit (migration 0003_events); every instance LISTENs on one dedicated connection and pokes the
-// streams of that user it holds. PostgreSQL is the fan-out; no other service is needed.
+// commit (migration 0003_events); every instance LISTENs on one dedicated connection and pokes its
+// channel of that user, if it holds any of their streams (one feed read per poke, shared by them
+// all, pokes during a read coalesced: domain/event-hub.ts). PostgreSQL is the fan-out; no other
+// service is needed. Notifications for users with no stream here cost a map lookup.
 import type { EventHub } from '../domain/event-hub';
 
 export const EVENTS_CHANNEL = 'parley_events';
