@@ -1,10 +1,13 @@
 // The sync worker: one per tab, but only the holder of the `navigator.locks` lock replays and
 // pulls at a time; the others wait their turn (and then usually find nothing to do). Tabs see
-// the results through Dexie live queries, not through this worker.
+// the results through Dexie live queries, not through this worker. Only one worker per database
+// (the leader, lib/sync/leader.ts) holds the live stream: a stream per tab would take all six
+// of the browser's connections to the server.
 //
 // Load it with: new Worker(new URL('../workers/sync.worker.ts', import.meta.url), { type: 'module' })
 import * as Comlink from 'comlink';
 import { databaseLock, storeBackgroundAccess } from '../lib/sync/background';
+import type { OpenTabChannel } from '../lib/sync/leader';
 import { openSyncDb, type ParleyDb } from '../lib/sync/db';
 import { SyncEngine, type SyncReport } from '../lib/sync/engine';
 import { xhrUpload } from './xhr-upload';
@@ -30,6 +33,16 @@ function lockFor(database: string) {
 }
 
 let baseUrl = '';
+
+/** The tabs' BroadcastChannel, as lib/sync/leader.ts takes it (absent in very old browsers). */
+const openTabChannel: OpenTabChannel | undefined =
+  typeof BroadcastChannel === 'function'
+    ? (name, onMessage) => {
+        const channel = new BroadcastChannel(name);
+        channel.onmessage = (event) => onMessage(event.data);
+        return { post: (message) => channel.postMessage(message), close: () => channel.close() };
+      }
+    : undefined;
 
 /** The service worker replays with the token this worker was last given (Background Sync). */
 function shareToken(): void {
@@ -58,6 +71,8 @@ const api = {
       // The change feed's live stream, while the server has it: other devices' changes arrive in
       // about a second, and the periodic sync becomes a slow safety net. stop() closes it.
       live: {},
+      // One stream for all the tabs of this database: the leader's (see lib/sync/leader.ts).
+      tabs: { database: config.database, locks: (self.navigator as Navigator | undefined)?.locks, openChannel: openTabChannel },
       // XMLHttpRequest reports upload progress (fetch cannot); it exists in dedicated workers.
       upload: typeof XMLHttpRequest === 'function' ? xhrUpload : undefined,
     });

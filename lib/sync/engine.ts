@@ -5,6 +5,7 @@ import { IDEMPOTENCY_KEY } from './apply';
 import { getMeta, setMeta, type ParleyDb } from './db';
 import { readFeed } from './feed';
 import { advertisesIdempotency, type FetchLike, type HttpDeps, type UploadLike } from './http';
+import { Leadership, type LeaderLocks, type OpenTabChannel } from './leader';
 import { LiveStream } from './live';
 import { pull, type PullDeps, type PullResult } from './pull';
 import { push, recoverInflight, type PushResult } from './replay';
@@ -65,6 +66,12 @@ export interface EngineDeps {
   safetyPeriodMs?: number;
   /** Coalesces pokes of the live stream into one pull (ms). */
   pokeDebounceMs?: number;
+  /**
+   * Tabs sharing this database (see leader.ts): only the elected leader holds the live stream
+   * and polls at `periodMs`; the others push their own writes at once and otherwise sync only
+   * at `safetyPeriodMs` (pushed back whenever any tab pulls). Without it this engine leads.
+   */
+  tabs?: { database: string; locks?: LeaderLocks; openChannel?: OpenTabChannel };
   /** Tuning of the pull (feed page size, scan concurrency); tests use small pages. */
   pullOptions?: Pick<PullDeps, 'feedPageLimit' | 'scanConcurrency'>;
 }
@@ -114,8 +121,12 @@ export class SyncEngine {
   private watchdogTimer: unknown = null;
   /** When the engine next retries after a failure (null: only the periodic sync is due). */
   private retryAt: number | null = null;
-  /** The change feed's live stream (pull side); null unless `deps.live`. */
+  /** The change feed's live stream (pull side); null unless `deps.live`. Only the leader opens it. */
   readonly live: LiveStream | null;
+  /** The election among tabs (while started, with `deps.tabs`). */
+  private leadership: Leadership | null = null;
+  /** What the last pull found: the server has the change feed (null: no pull yet). */
+  private feedSeen: boolean | null = null;
 
   constructor(private readonly deps: EngineDeps) {
     this.clock = deps.clock ?? realClock;
@@ -178,7 +189,10 @@ export class SyncEngine {
       let pulled: PullResult | null = null;
       if (pushed.kind === 'done' || (pushed.kind === 'waiting' && pushed.reason === 'backoff')) {
         pulled = await pull({ ...common, ...this.deps.pullOptions, db: this.deps.mirrorDb ?? db });
-        if (pulled.kind === 'done') this.feedKnown(pulled.feed === true);
+        if (pulled.kind === 'done') {
+          this.feedKnown(pulled.feed === true);
+          this.leadership?.announcePulled();
+        }
         // Writes made while we pulled: push them now rather than at the next trigger.
         if (pulled.kind === 'done' && (await db.outbox.where('state').equals('queued').count()) > 0) {
           pushed = await push({ ...common, random: this.random, backoff: this.backoff, onUploadProgress });
@@ -312,6 +326,12 @@ export class SyncEngine {
   /** Sync now and then periodically, and after every `requestSync`. */
   start(): void {
     if (this.started) return;
+    const { tabs } = this.deps;
+    if (tabs) {
+      // Before `started`: a lead granted at once needs nothing more than the first sync below.
+      this.leadership = new Leadership({ ...tabs, onLeading: () => this.becameLeader(), onPulled: () => this.otherTabPulled() });
+      this.leadership.start();
+    }
     this.started = true;
     void this.runAndReschedule();
   }
@@ -319,6 +339,8 @@ export class SyncEngine {
   stop(): void {
     this.started = false;
     this.disarmWatchdog();
+    this.leadership?.stop();
+    this.leadership = null;
     this.live?.stop();
     if (this.timer !== null) this.clock.clearTimeout(this.timer);
     if (this.debounceTimer !== null) this.clock.clearTimeout(this.debounceTimer);
@@ -345,11 +367,41 @@ export class SyncEngine {
     if (this.started) this.requestSync(this.deps.pokeDebounceMs ?? 50);
   }
 
-  /** After each successful pull: the stream runs while the server has the feed. */
+  /** After each successful pull: the leader's stream runs while the server has the feed. */
   private feedKnown(feed: boolean): void {
+    this.feedSeen = feed;
     if (!this.live) return;
-    if (feed && this.started) this.live.start();
+    if (feed && this.started && this.leading) this.live.start();
     else if (!feed) this.live.stop();
+  }
+
+  /** Without `deps.tabs` every engine leads (one tab, tests, the service worker's flush). */
+  private get leading(): boolean {
+    return this.leadership ? this.leadership.leading : true;
+  }
+
+  /**
+   * The tab that held the stream closed (or this is the first tab). The stream resumes from the
+   * feed cursor, so what changed meanwhile arrives as its first events; before any pull, a sync
+   * finds out whether the server has the feed (and starts it).
+   */
+  private becameLeader(): void {
+    if (!this.started) return;
+    if (this.feedSeen && this.live) {
+      this.live.start();
+      this.schedule(this.retryAt); // the leader's period, not a follower's
+    } else this.requestSync(0);
+  }
+
+  /**
+   * Another tab pulled: the mirror is current, so this tab's periodic pull starts its wait again
+   * (a retry that is due keeps its time). A leader's stream waiting to reconnect tries now: the
+   * server was just reachable.
+   */
+  private otherTabPulled(): void {
+    if (!this.started) return;
+    if (this.leading && this.live?.active) this.live.start();
+    if (this.running === null && this.debounceTimer === null && this.retryAt === null) this.schedule(null);
   }
 
   /**
@@ -423,7 +475,9 @@ export class SyncEngine {
   private schedule(at: number | null): void {
     this.retryAt = at;
     if (this.timer !== null) this.clock.clearTimeout(this.timer);
-    const period = this.live?.connected ? (this.deps.safetyPeriodMs ?? 10 * 60_000) : (this.deps.periodMs ?? 60_000);
+    // A follower's timer is a safety net too: the leader polls (or streams) for every tab.
+    const slow = this.live?.connected || !this.leading;
+    const period = slow ? (this.deps.safetyPeriodMs ?? 10 * 60_000) : (this.deps.periodMs ?? 60_000);
     const delay = at === null ? period : Math.max(0, Math.min(period, at - this.clock.now()));
     this.timer = this.clock.setTimeout(() => {
       this.timer = null;

@@ -170,6 +170,7 @@ export class LiveStream {
     let delivered = false;
     let openedAt = 0;
     let expired = false;
+    let unauthenticated = false;
     try {
       arm();
       this.connections++;
@@ -189,7 +190,10 @@ export class LiveStream {
       const parser = createParser({
         onEvent: (message) => {
           if (message.event === 'error') {
-            expired = true;
+            // The server ends the stream after it: a revoked token (stop, as a 401 would) or a
+            // cursor past the retention (relist, reconnect).
+            if (errorCode(message.data) === 'unauthenticated') unauthenticated = true;
+            else expired = true;
             return;
           }
           if (message.id) this.lastEventId = message.id;
@@ -211,7 +215,7 @@ export class LiveStream {
           // Aborted: by stop(), or by the silence timer (a dead stream).
           return { ending: this.stoppedOr(generation, 'failed'), delivered: healthy() };
         }
-        if (chunk.done) return { ending: expired ? 'expired' : 'ended', delivered: healthy() };
+        if (chunk.done) return { ending: unauthenticated ? 'unauthenticated' : expired ? 'expired' : 'ended', delivered: healthy() };
         arm();
         parser.feed(decoder.decode(chunk.value, { stream: true }));
       }
@@ -232,5 +236,15 @@ export class LiveStream {
     if (this.isConnected === connected) return;
     this.isConnected = connected;
     this.deps.onConnected?.(connected);
+  }
+}
+
+/** The `code` of an `event: error` message's body (the contract's error shape), if it has one. */
+function errorCode(data: string): string | null {
+  try {
+    const body = JSON.parse(data) as { code?: unknown };
+    return typeof body.code === 'string' ? body.code : null;
+  } catch {
+    return null;
   }
 }

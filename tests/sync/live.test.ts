@@ -8,6 +8,7 @@ import type { Clock } from '../../lib/sync/engine';
 import { FEED_KEY, type FeedState } from '../../lib/sync/feed';
 import { startProxiedServer } from '../helpers/proxy-target';
 import { startTestServer, type TestServer } from '../helpers/server';
+import { createToken, revokeToken } from '../../lib/api/domain/tokens';
 import { makeDevice, otherDevice, PLAIN, serverConversations, type Device } from './harness';
 
 /** Real timers, with every requested delay recorded (to see which period the engine chose). */
@@ -184,6 +185,30 @@ describe('live stream health', () => {
     d.net.dropStreams();
     await until(() => !d.engine.live!.active);
     expect(streamRequests(d)).toHaveLength(before + 1); // tried once, then stopped (no retry loop)
+    d.engine.stop();
+    d.close();
+  });
+});
+
+describe('live updates when the token is revoked', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer({ env: { STREAM_TOKEN_RECHECK_MS: '50' } });
+  });
+  afterAll(async () => server.stop());
+
+  it("the stream's unauthenticated error event stops it: no reconnect, no relist", async () => {
+    const { token } = await createToken(server.service.db, 'revoked-user', 'phone');
+    const { d } = liveDevice(server, token);
+    d.engine.start();
+    await until(() => d.engine.live!.connected);
+    const streams = streamRequests(d).length;
+    const seen = d.net.seen.length;
+    expect(await revokeToken(server.service.db, token)).toBe(1);
+    // The server re-checks the token, sends `event: error` (unauthenticated) and ends the stream.
+    await until(() => !d.engine.live!.active);
+    expect(streamRequests(d)).toHaveLength(streams); // not reopened (it would be refused anyway)
+    expect(listings(d, seen)).toEqual([]); // not mistaken for an expired cursor
     d.engine.stop();
     d.close();
   });
