@@ -93,6 +93,13 @@ export const ErrorCode = z.enum([
   // Proxy mode only: the upstream service could not be reached or did not answer in time.
   'upstream_unavailable',
   'upstream_timeout',
+  // Resumable uploads (tus): 409, the Upload-Offset is not the upload's (HEAD tells where to resume);
+  // 409, retryable, another request is writing to the upload; 410, the upload expired; 412, a
+  // Tus-Resumable version this server does not speak.
+  'upload_offset_mismatch',
+  'upload_in_progress',
+  'upload_expired',
+  'tus_version_unsupported',
 ]);
 export type ErrorCode = z.infer<typeof ErrorCode>;
 

@@ -21,6 +21,10 @@ const STATUS: Record<ErrorCode, number> = {
   insufficient_storage: 507,
   upstream_unavailable: 502,
   upstream_timeout: 504,
+  upload_offset_mismatch: 409,
+  upload_in_progress: 409,
+  upload_expired: 410,
+  tus_version_unsupported: 412,
 };
 
 export class ApiError extends Error {

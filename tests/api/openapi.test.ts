@@ -57,9 +57,11 @@ describe('OpenAPI 3.1 document', () => {
       '/v1/files',
       '/v1/files/{id}',
       '/v1/me',
+      '/v1/uploads',
+      '/v1/uploads/{id}',
     ]);
     const ops = Object.values(doc.paths).flatMap((p: any) => Object.keys(p).filter((k) => k !== 'parameters'));
-    expect(ops.length).toBe(13);
+    expect(ops.length).toBe(19);
   });
 
   it('real responses of every operation conform to it', async () => {

@@ -56,6 +56,7 @@ export function routeTemplate(path: string): string {
     if (s.length === 2) return '/v1';
     const collection = s[2];
     if (collection === 'conversations' || collection === 'files') return s.length === 3 ? `/v1/${collection}` : s.length === 4 ? `/v1/${collection}/${ID}` : '/v1/*';
+    if (collection === 'uploads') return s.length === 3 ? '/v1/uploads' : s.length === 4 ? `/v1/uploads/${ID}` : '/v1/*';
     if (collection === 'events') return s.length === 3 ? '/v1/events' : s.length === 4 && s[3] === 'stream' ? '/v1/events/stream' : '/v1/*';
     if ((collection === 'me' || collection === 'openapi.json') && s.length === 3) return `/v1/${collection}`;
     return '/v1/*';

@@ -148,6 +148,55 @@ export function migrations(dialect: DialectName): Record<string, Migration> {
         }
       },
     },
+
+    // Resumable uploads (tus, /v1/uploads: lib/api/http/tus.ts). The upload's owner, target, name,
+    // length, offset, expiry and (once finished) its file live here, not in a process, so that any
+    // instance on the same database and store continues an upload another one started. `writer` /
+    // `writer_until` are a lease on the upload's next offset (one PATCH at a time). Each PATCH's
+    // bytes are one blob (upload_chunks); a chunk row deleted — by DELETE, expiry, completion, or
+    // the upload's row going — queues its blob for removal in the same transaction, by the same
+    // queue files use (0002_blob_deletions).
+    '0004_uploads': {
+      async up(db: Kysely<any>) {
+        await db.schema
+          .createTable('uploads')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('user_id', 'text', (c) => c.notNull())
+          .addColumn('conversation_id', 'text')
+          .addColumn('message_id', 'text')
+          .addColumn('filename', 'text', (c) => c.notNull())
+          .addColumn('file_type', 'text')
+          .addColumn('upload_length', 'bigint', (c) => c.notNull())
+          .addColumn('upload_offset', 'bigint', (c) => c.notNull().defaultTo(0))
+          .addColumn('file_id', 'text')
+          .addColumn('writer', 'text')
+          .addColumn('writer_until', 'bigint')
+          .addColumn('created_at', 'bigint', (c) => c.notNull())
+          .addColumn('expires_at', 'bigint', (c) => c.notNull())
+          .execute();
+        await db.schema.createIndex('uploads_expires').on('uploads').column('expires_at').execute();
+        await db.schema
+          .createTable('upload_chunks')
+          .addColumn('upload_id', 'text', (c) => c.notNull().references('uploads.id').onDelete('cascade'))
+          .addColumn('upload_offset', 'bigint', (c) => c.notNull())
+          .addColumn('size', 'bigint', (c) => c.notNull())
+          .addColumn('storage_key', 'text', (c) => c.notNull().unique())
+          .addPrimaryKeyConstraint('upload_chunks_pk', ['upload_id', 'upload_offset'])
+          .execute();
+        if (dialect === 'postgres') {
+          await sql`
+            create trigger upload_chunks_queue_blob_deletion after delete on upload_chunks
+            for each row execute function queue_blob_deletion()`.execute(db);
+        } else {
+          await sql`
+            create trigger upload_chunks_queue_blob_deletion after delete on upload_chunks
+            begin
+              insert or ignore into blob_deletions (storage_key, queued_at)
+                values (old.storage_key, cast(strftime('%s', 'now') as integer));
+            end`.execute(db);
+        }
+      },
+    },
   };
 }
 

@@ -1,0 +1,651 @@
+// Resumable uploads: tus 1.0.0 (core, creation, creation-with-upload, termination, expiration) at
+// /v1/uploads, part of /v1 like any other route: the same bearer authentication and rate limit
+// (ApiService.route() authenticates before handing the request here; OPTIONS alone needs no token,
+// because tus clients probe it before they have one), the contract's error shape, the request log.
+//
+// Why a small handler of our own over our own BlobStore, and not @tus/server or its stores
+// (@tus/file-store, @tus/s3-store, looked at in their 2.x versions):
+// - The contract's behaviour must be exact: @tus/server answers its errors as text bodies of its
+//   own, authenticates through hooks, keeps upload ownership nowhere, and serialises PATCHes with
+//   an in-process locker — none of which holds for several instances on one database.
+// - An upload's state has to live in the database (several instances continue each other's
+//   uploads); the stores keep their own state (a .json beside the file; an .info object in the
+//   bucket plus an in-process cache) that would have to be kept in step with ours.
+// - @tus/s3-store needs ListParts on every write and HEAD, which the S3-compatible test server
+//   (s3rver 3.7) does not implement; @tus/file-store never fsyncs.
+// - The request that stores the last byte must create the file as POST /v1/files does: a SHA-256
+//   of all the bytes and the first bytes for sniffing, and the bytes under files/<key> where the
+//   service's BlobStore keeps them (and its orphan sweep and abort logic look after them). Node
+//   cannot carry a hash's state from one request (or instance) to the next, so completion reads
+//   the bytes once anyway; copying them into a fresh blob on that same read is what makes the
+//   result an ordinary file.
+// So each PATCH streams its bytes into one blob of the service's BlobStore (disk: fsync + rename;
+// S3: one object, a multipart upload when large, aborted by the store if the write fails) and
+// records it as a chunk row, in the same transaction that moves the upload's offset. A client
+// that goes away mid-PATCH keeps what arrived (the chunk ends there), which is the point of tus on
+// a weak network. Completion concatenates the chunks into one new blob (hashing and sniffing on
+// the way), inserts the files row exactly as POST /v1/files does (Files.create: type, message,
+// last_active_at, events by trigger) and marks the upload finished, once (a conditional update on
+// `file_id IS NULL`); the chunk rows go in the same transaction, their blobs queued for removal
+// by the trigger that queues deleted files' bytes (migration 0004_uploads).
+//
+// One PATCH at a time per upload: a lease in the upload's row (`writer`, `writer_until`), taken
+// by a conditional update on the expected offset and renewed while bytes arrive; the offset moves
+// only by an update that still holds the lease. A PATCH that finds the lease held by a request of
+// this same process (typically one whose connection died unnoticed) ends that request first, as
+// @tus/server's locker does; one held by another instance answers 409 upload_in_progress with
+// Retry-After (the lease lapses within LEASE_MS of that instance's death).
+import { createHash } from 'node:crypto';
+import { Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { Kysely } from 'kysely';
+import type { Config } from '../../config';
+import { ID_PATTERN, type ErrorCode } from '../../schemas';
+import { ApiError, invalid, methodNotAllowed, missing, notFound } from '../errors';
+import type { ApiResult } from '../result';
+import type { Files } from '../domain/files';
+import type { IdempotencyStore } from '../domain/idempotency';
+import { newId, nowSeconds } from '../domain/ids';
+import { refuseQueryParameters } from '../domain/pagination';
+import type { BlobStore, BlobWrite } from '../storage/blob-store';
+import type { Db, Tables } from '../storage/db';
+import { inTransaction, isCommitOutcomeUnknown } from '../storage/transaction';
+import type { ApiRequest } from './exchange';
+import type { ReceivedUpload } from './upload';
+
+export const TUS_VERSION = '1.0.0';
+export const TUS_EXTENSIONS = 'creation,creation-with-upload,termination,expiration';
+const OFFSET_STREAM = 'application/offset+octet-stream';
+/** How long a PATCH's hold on an upload lasts without renewal (an instance that died lets go within this). */
+export const LEASE_MS = 30_000;
+const RENEW_MS = 10_000;
+/** How long a PATCH waits for a request of this process that held the upload to let go. */
+const TAKEOVER_WAIT_MS = 10_000;
+const HEAD_BYTES = 512;
+/** A refused request's body is read and thrown away up to this much, so the client hears the answer. */
+const DISCARD_LIMIT = 64 * 1024 * 1024;
+/** Metadata keys the service reads; others (tus-js-client and Uppy send name, type, relativePath …) are ignored. */
+const METADATA_KEYS = new Set(['filename', 'filetype', 'conversation_id', 'message_id']);
+
+interface UploadRow {
+  id: string;
+  user_id: string;
+  conversation_id: string | null;
+  message_id: string | null;
+  filename: string;
+  file_type: string | null;
+  upload_length: number;
+  upload_offset: number;
+  file_id: string | null;
+  writer: string | null;
+  /** ms since epoch */
+  writer_until: number | null;
+  created_at: number;
+  expires_at: number;
+}
+
+interface ChunkRow {
+  upload_id: string;
+  upload_offset: number;
+  size: number;
+  storage_key: string;
+}
+
+type UploadDb = Kysely<Tables & { uploads: UploadRow; upload_chunks: ChunkRow }>;
+const withUploads = (db: Db) => db as unknown as UploadDb;
+
+const TUS_HEADERS = { 'Tus-Resumable': TUS_VERSION };
+const offsetMismatch = (offset: number) =>
+  new ApiError('upload_offset_mismatch', `Upload-Offset does not match the upload's offset (${offset}); ask with HEAD and resume from there`, 'Upload-Offset', {}, {
+    'Upload-Offset': String(offset),
+  });
+const inProgress = () =>
+  new ApiError('upload_in_progress', 'Another request is writing to this upload; retry after Retry-After (HEAD tells the offset)', undefined, {}, {
+    'Retry-After': String(Math.ceil(LEASE_MS / 1000)),
+  });
+const expired = () => new ApiError('upload_expired', 'This upload expired; its bytes were removed. Start a new upload');
+const uploadTooLarge = (max: number, param: string) =>
+  new ApiError('file_too_large', `The file exceeds the upload limit of ${max} bytes`, param);
+const beyondLength = () => new ApiError('file_too_large', 'The body goes beyond the Upload-Length declared at creation', 'Upload-Length');
+
+/** RFC 9110 HTTP-date. */
+const httpDate = (seconds: number) => new Date(seconds * 1000).toUTCString();
+
+function integerHeader(request: ApiRequest, name: string, required: boolean): number | null {
+  const raw = request.header(name.toLowerCase());
+  if (raw === null) {
+    if (required) throw missing(name, `The ${name} header is required`);
+    return null;
+  }
+  if (!/^\d{1,16}$/.test(raw.trim()) || !Number.isSafeInteger(Number(raw.trim()))) throw invalid(name, `${name} must be a non-negative integer`);
+  return Number(raw.trim());
+}
+
+/** `Upload-Metadata: key base64,key base64,key` → decoded values (tus 1.0.0, creation). */
+export function parseMetadata(raw: string | null): Map<string, string> {
+  const values = new Map<string, string>();
+  if (raw === null || raw.trim() === '') return values;
+  const bad = (why: string) => invalid('Upload-Metadata', `Upload-Metadata ${why}`);
+  for (const pair of raw.split(',')) {
+    const [key, value, ...rest] = pair.trim().split(' ');
+    if (!key || rest.length > 0 || !/^[\x21-\x7e]+$/.test(key)) throw bad('is a comma-separated list of "key base64-value" pairs');
+    if (values.has(key)) throw bad(`has ${key} more than once`);
+    if (value !== undefined && !/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/.test(value)) {
+      throw bad(`value of ${key} is not base64`);
+    }
+    let decoded: string;
+    try {
+      decoded = new TextDecoder('utf-8', { fatal: true }).decode(Buffer.from(value ?? '', 'base64'));
+    } catch {
+      throw bad(`value of ${key} is not UTF-8`);
+    }
+    values.set(key, decoded);
+  }
+  return values;
+}
+
+/** Reads and throws away what the client is still sending (bounded), so that it hears the answer. */
+function discard(body: Readable | null): void {
+  if (!body || body.destroyed || body.readableEnded) return;
+  let seen = 0;
+  body.on('data', (chunk: Buffer) => {
+    seen += chunk.length;
+    if (seen > DISCARD_LIMIT) body.destroy();
+  });
+  body.on('error', () => {});
+  body.resume();
+}
+
+/** The bytes of a request body, until it ends or breaks: a broken body ends what was received so far. */
+async function* untilBroken(body: Readable, state: { broken: boolean }): AsyncGenerator<Buffer> {
+  try {
+    for await (const chunk of body) yield chunk as Buffer;
+  } catch {
+    state.broken = true;
+  }
+}
+
+export interface UploadsDeps {
+  db: Db;
+  store: BlobStore;
+  files: Files;
+  idempotency: IdempotencyStore;
+  config: Pick<Config, 'maxUploadBytes' | 'uploads'>;
+  /** A file was created: this process's live streams of that user look at the feed. */
+  published(user: string): void;
+  /** Removes queued blobs (the chunks of finished, deleted and expired uploads). */
+  drainDeletions(): Promise<unknown>;
+  log: Pick<Console, 'error'>;
+}
+
+interface Lease {
+  token: string;
+  release(): Promise<void>;
+}
+
+/** A PATCH of this process writing to an upload: ended by a later PATCH of the same upload. */
+interface LocalWriter {
+  cancel(): void;
+  released: Promise<void>;
+}
+
+export class TusUploads {
+  private readonly db: UploadDb;
+  private readonly writers = new Map<string, LocalWriter>();
+
+  constructor(private readonly deps: UploadsDeps) {
+    this.db = withUploads(deps.db);
+  }
+
+  /** OPTIONS: what this server speaks. No token needed: tus clients probe it before anything else. */
+  options(): ApiResult {
+    return {
+      status: 204,
+      headers: {
+        ...TUS_HEADERS,
+        'Tus-Version': TUS_VERSION,
+        'Tus-Extension': TUS_EXTENSIONS,
+        'Tus-Max-Size': String(this.deps.config.maxUploadBytes),
+        'Cache-Control': 'no-store',
+      },
+    };
+  }
+
+  /** Every authenticated /v1/uploads request. `id`: the path's upload id, if any. */
+  async handle(request: ApiRequest, user: string, id: string | undefined): Promise<ApiResult> {
+    try {
+      const version = request.header('tus-resumable');
+      if (version !== null && version.trim() !== TUS_VERSION) {
+        throw new ApiError('tus_version_unsupported', `Tus-Resumable ${version} is not supported; this server speaks ${TUS_VERSION}`, 'Tus-Resumable', {}, {
+          'Tus-Version': TUS_VERSION,
+        });
+      }
+      // Clients behind proxies that drop PATCH and DELETE send them as POST with this header.
+      const override = request.method === 'POST' ? request.header('x-http-method-override')?.trim().toUpperCase() : undefined;
+      const method = override || request.method;
+      if (id === undefined) {
+        if (method !== 'POST') throw methodNotAllowed(['POST', 'OPTIONS']);
+        return await this.create(request, user);
+      }
+      if (method !== 'HEAD' && method !== 'PATCH' && method !== 'DELETE') throw methodNotAllowed(['HEAD', 'PATCH', 'DELETE', 'OPTIONS']);
+      refuseQueryParameters(request.query);
+      if (!ID_PATTERN.test(id)) throw notFound('upload');
+      if (method === 'HEAD') return await this.head(user, id);
+      if (method === 'PATCH') return await this.patch(request, user, id);
+      return await this.remove(request, user, id);
+    } catch (error) {
+      discard(request.body);
+      if (!(error instanceof ApiError)) throw error;
+      // Every tus response carries Tus-Resumable, errors too.
+      throw new ApiError(error.code, error.message, error.param, error.extra, { ...error.headers, ...TUS_HEADERS });
+    }
+  }
+
+  /** The upload of this user (another user's: the same 404 as a missing one). */
+  private async get(user: string, id: string): Promise<UploadRow> {
+    const row = await this.db.selectFrom('uploads').selectAll().where('id', '=', id).where('user_id', '=', user).executeTakeFirst();
+    if (!row) throw notFound('upload');
+    return row;
+  }
+
+  private isExpired(row: UploadRow, now = nowSeconds()): boolean {
+    return row.file_id === null && row.expires_at <= now;
+  }
+
+  private state(row: UploadRow): Record<string, string> {
+    return {
+      ...TUS_HEADERS,
+      'Upload-Offset': String(row.upload_offset),
+      'Upload-Length': String(row.upload_length),
+      'Cache-Control': 'no-store',
+      ...(row.file_id ? { 'Upload-File-Id': row.file_id } : { 'Upload-Expires': httpDate(row.expires_at) }),
+    };
+  }
+
+  /** POST /v1/uploads: every check POST /v1/files makes that needs no bytes, before any is read. */
+  private async create(request: ApiRequest, user: string): Promise<ApiResult> {
+    refuseQueryParameters(request.query);
+    if (request.header('upload-defer-length') !== null) {
+      throw invalid('Upload-Defer-Length', 'Upload-Defer-Length is not supported: give Upload-Length');
+    }
+    const length = integerHeader(request, 'Upload-Length', true)!;
+    const max = this.deps.config.maxUploadBytes;
+    if (length > max) throw uploadTooLarge(max, 'Upload-Length');
+    const metadata = parseMetadata(request.header('upload-metadata'));
+    const fields: Record<string, string> = {};
+    for (const name of ['conversation_id', 'message_id']) {
+      const value = metadata.get(name);
+      if (value !== undefined) fields[name] = value;
+    }
+    const rawFilename = metadata.get('filename');
+    if (rawFilename === undefined) throw missing('filename', 'Upload-Metadata must carry filename');
+    const upload: ReceivedUpload = { fields, file: this.receivedFile(rawFilename, undefined, null, 0, '', new Uint8Array(0)) };
+    let target;
+    try {
+      target = this.deps.files.validateUpload(upload);
+    } catch (error) {
+      // The same rules as POST /v1/files; here the name is a metadata key, not the file part.
+      if (error instanceof ApiError && error.param === 'file') throw new ApiError(error.code, error.message, 'filename');
+      throw error;
+    }
+    const body = request.body;
+    const contentType = request.header('content-type');
+    const contentLength = integerHeader(request, 'Content-Length', false);
+    const hasBytes = body !== null && contentLength !== 0;
+    if (hasBytes && contentType?.split(';')[0]!.trim().toLowerCase() !== OFFSET_STREAM) {
+      throw new ApiError('unsupported_media_type', `A creation request that carries bytes must be Content-Type: ${OFFSET_STREAM}`);
+    }
+    if (contentLength !== null && contentLength > length) throw beyondLength();
+    await this.checkTarget(user, target.conversation_id, target.message_id);
+    const filetype = metadata.get('filetype');
+    const id = newId();
+    const now = nowSeconds();
+    const expiresAt = now + this.deps.config.uploads.expirySeconds;
+    const result = await this.deps.idempotency.run(
+      user,
+      request.header('idempotency-key'),
+      () => ({
+        method: 'POST',
+        path: '/v1/uploads',
+        content: { upload_length: length, metadata: [...metadata.entries()].filter(([k]) => METADATA_KEYS.has(k)).sort() },
+      }),
+      async (trx) => {
+        await withUploads(trx)
+          .insertInto('uploads')
+          .values({
+            id,
+            user_id: user,
+            conversation_id: target.conversation_id ?? null,
+            message_id: target.message_id ?? null,
+            filename: target.filename,
+            file_type: filetype === undefined || filetype === '' ? null : filetype,
+            upload_length: length,
+            upload_offset: 0,
+            file_id: null,
+            writer: null,
+            writer_until: null,
+            created_at: now,
+            expires_at: expiresAt,
+          })
+          .execute();
+        return { status: 201, headers: { ...TUS_HEADERS, Location: `/v1/uploads/${id}`, 'Upload-Expires': httpDate(expiresAt) } };
+      },
+    );
+    const location = result.headers?.Location ?? '';
+    const createdId = location.slice(location.lastIndexOf('/') + 1);
+    if (result.headers?.['Idempotent-Replayed'] === 'true') {
+      // The same upload again: its bytes are not taken a second time; the answer tells where it stands.
+      discard(body);
+      const row = await this.db.selectFrom('uploads').selectAll().where('id', '=', createdId).where('user_id', '=', user).executeTakeFirst();
+      return { ...result, headers: { ...result.headers, ...(row ? this.state(row) : {}), Location: location } };
+    }
+    const row = await this.get(user, id);
+    let progress = { offset: 0, fileId: null as string | null };
+    if (hasBytes || length === 0) progress = await this.append(row, 0, request);
+    return {
+      ...result,
+      headers: { ...result.headers, 'Upload-Offset': String(progress.offset), ...(progress.fileId ? { 'Upload-File-Id': progress.fileId } : {}) },
+    };
+  }
+
+  /** The conversation (or message) the file will go to exists and is the user's. */
+  private async checkTarget(user: string, conversationId: string | undefined, messageId: string | undefined): Promise<void> {
+    if (conversationId !== undefined) {
+      const found =
+        ID_PATTERN.test(conversationId) &&
+        (await this.db.selectFrom('conversations').select('id').where('id', '=', conversationId).where('user_id', '=', user).executeTakeFirst());
+      if (!found) throw notFound('conversation', 'conversation_id');
+    } else {
+      const found =
+        ID_PATTERN.test(messageId!) &&
+        (await this.db.selectFrom('messages').select('id').where('id', '=', messageId!).where('user_id', '=', user).executeTakeFirst());
+      if (!found) throw notFound('message', 'message_id');
+    }
+  }
+
+  private async head(user: string, id: string): Promise<ApiResult> {
+    const row = await this.get(user, id);
+    if (this.isExpired(row)) throw expired();
+    return { status: 200, headers: this.state(row) };
+  }
+
+  private async patch(request: ApiRequest, user: string, id: string): Promise<ApiResult> {
+    const contentType = request.header('content-type');
+    if (contentType?.split(';')[0]!.trim().toLowerCase() !== OFFSET_STREAM) {
+      throw new ApiError('unsupported_media_type', `PATCH bodies must be Content-Type: ${OFFSET_STREAM}`);
+    }
+    const offset = integerHeader(request, 'Upload-Offset', true)!;
+    const row = await this.get(user, id);
+    if (this.isExpired(row)) throw expired();
+    const progress = await this.append(row, offset, request);
+    const now = await this.get(user, id).catch(() => null);
+    return {
+      status: 204,
+      headers: {
+        ...(now ? this.state(now) : TUS_HEADERS),
+        'Upload-Offset': String(progress.offset),
+        ...(progress.fileId ? { 'Upload-File-Id': progress.fileId } : {}),
+      },
+    };
+  }
+
+  /**
+   * Writes the request's bytes at `offset` (holding the upload's lease) and, once the last byte is
+   * stored, creates the file. A finished upload answers a repeat of its last request (or any
+   * request at its end) with its file, and never makes a second one.
+   */
+  private async append(row: UploadRow, offset: number, request: ApiRequest): Promise<{ offset: number; fileId: string | null }> {
+    const contentLength = integerHeader(request, 'Content-Length', false);
+    if (row.file_id !== null) {
+      const end = contentLength === null ? null : offset + contentLength;
+      if (offset === row.upload_length || end === row.upload_length) {
+        discard(request.body);
+        return { offset: row.upload_length, fileId: row.file_id };
+      }
+      throw offsetMismatch(row.upload_length);
+    }
+    if (offset !== row.upload_offset) throw offsetMismatch(row.upload_offset);
+    if (contentLength !== null && offset + contentLength > row.upload_length) throw beyondLength();
+    const lease = await this.claim(row.id, offset);
+    const cancelled = { cancel: () => {} };
+    let release!: () => void;
+    const local: LocalWriter = { cancel: () => cancelled.cancel(), released: new Promise<void>((resolve) => (release = resolve)) };
+    this.writers.set(row.id, local);
+    // Renewed while bytes arrive and while the file is made (copying a large upload takes a while).
+    const renew = setInterval(() => {
+      void this.db
+        .updateTable('uploads')
+        .set({ writer_until: Date.now() + LEASE_MS })
+        .where('id', '=', row.id)
+        .where('writer', '=', lease.token)
+        .execute()
+        .catch(() => {});
+    }, RENEW_MS);
+    renew.unref();
+    try {
+      let reached = offset;
+      const body = request.body;
+      if (body && contentLength !== 0) {
+        cancelled.cancel = () => body.destroy();
+        reached = await this.receive(row, offset, body, lease);
+      }
+      let fileId: string | null = null;
+      if (reached === row.upload_length) fileId = await this.complete(row, lease);
+      return { offset: reached, fileId };
+    } finally {
+      clearInterval(renew);
+      await lease.release().catch((error) => this.deps.log.error('[parley] releasing an upload lease failed:', error));
+      if (this.writers.get(row.id) === local) this.writers.delete(row.id);
+      release();
+    }
+  }
+
+  /** Takes the upload's lease at `offset`, or says why not (409: another offset, or another writer). */
+  private async claim(id: string, offset: number): Promise<Lease> {
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const token = newId();
+      const nowMs = Date.now();
+      const claimed = await this.db
+        .updateTable('uploads')
+        .set({ writer: token, writer_until: nowMs + LEASE_MS })
+        .where('id', '=', id)
+        .where('upload_offset', '=', offset)
+        .where('file_id', 'is', null)
+        .where((eb) => eb.or([eb('writer', 'is', null), eb('writer_until', '<', nowMs)]))
+        .returning('id')
+        .executeTakeFirst();
+      if (claimed) {
+        return {
+          token,
+          release: async () => {
+            await this.db.updateTable('uploads').set({ writer: null, writer_until: null }).where('id', '=', id).where('writer', '=', token).execute();
+          },
+        };
+      }
+      const current = await this.db.selectFrom('uploads').selectAll().where('id', '=', id).executeTakeFirst();
+      if (!current) throw notFound('upload');
+      if (current.file_id !== null) throw offsetMismatch(current.upload_length);
+      if (current.upload_offset !== offset) throw offsetMismatch(current.upload_offset);
+      // Held. By a request of this process (a connection that died unnoticed, or a client that
+      // gave up on it): end that one, let it record what it received, and look again.
+      const holder = this.writers.get(id);
+      if (!holder || attempt > 0) throw inProgress();
+      holder.cancel();
+      await Promise.race([holder.released, new Promise((resolve) => setTimeout(resolve, TAKEOVER_WAIT_MS).unref())]);
+    }
+    throw inProgress();
+  }
+
+  /** Streams the body into one new chunk blob; records it and moves the offset. Returns the new offset. */
+  private async receive(row: UploadRow, offset: number, body: Readable, lease: Lease): Promise<number> {
+    const room = row.upload_length - offset;
+    let size = 0;
+    let overflow = false;
+    const tap = new Transform({
+      transform(chunk: Buffer, _encoding, done) {
+        if (size + chunk.length > room) {
+          overflow = true;
+          return done(beyondLength());
+        }
+        size += chunk.length;
+        done(null, chunk);
+      },
+    });
+    const blob = this.deps.store.begin();
+    try {
+      // A body that breaks (the client went away, the idle timeout) ends the chunk where it broke.
+      await pipeline(Readable.from(untilBroken(body, { broken: false })), tap, blob.sink);
+    } catch (error) {
+      await blob.abort();
+      if (overflow) throw beyondLength();
+      throw error; // the store's failure (507 when full)
+    }
+    if (size === 0) {
+      await blob.abort();
+      return offset;
+    }
+    await blob.finish();
+    await this.record(row, offset, size, blob, lease);
+    return offset + size;
+  }
+
+  /** The chunk's row and the new offset, together, only while this request still holds the lease. */
+  private async record(row: UploadRow, offset: number, size: number, blob: BlobWrite, lease: Lease): Promise<void> {
+    const now = nowSeconds();
+    try {
+      await inTransaction(this.deps.db, async (trx) => {
+        const db = withUploads(trx);
+        const moved = await db
+          .updateTable('uploads')
+          .set({ upload_offset: offset + size, expires_at: now + this.deps.config.uploads.expirySeconds })
+          .where('id', '=', row.id)
+          .where('writer', '=', lease.token)
+          .where('upload_offset', '=', offset)
+          .returning('id')
+          .executeTakeFirst();
+        if (!moved) {
+          const still = await db.selectFrom('uploads').select('id').where('id', '=', row.id).executeTakeFirst();
+          throw still ? inProgress() : notFound('upload'); // lease lost (lapsed), or the upload was deleted
+        }
+        await db.insertInto('upload_chunks').values({ upload_id: row.id, upload_offset: offset, size, storage_key: blob.key }).execute();
+      });
+    } catch (error) {
+      // Not when the commit's outcome is unknown: the chunk row may point at these bytes (the
+      // orphan sweep removes them if it does not).
+      if (!isCommitOutcomeUnknown(error)) await blob.abort();
+      throw error;
+    }
+  }
+
+  private receivedFile(rawFilename: string, declaredType: string | undefined, blob: BlobWrite | null, size: number, sha256: string, head: Uint8Array) {
+    return { fieldName: 'file', rawFilename, declaredType, blob: blob as BlobWrite, size, sha256, head };
+  }
+
+  /** All bytes are stored: one file, exactly as POST /v1/files makes it, once. Returns its id. */
+  private async complete(row: UploadRow, lease: Lease): Promise<string> {
+    const chunks = await this.db.selectFrom('upload_chunks').selectAll().where('upload_id', '=', row.id).orderBy('upload_offset').execute();
+    let expected = 0;
+    for (const chunk of chunks) {
+      if (chunk.upload_offset !== expected) throw new Error(`upload ${row.id}: chunk at ${chunk.upload_offset}, expected ${expected}`);
+      expected += chunk.size;
+    }
+    if (expected !== row.upload_length) throw new Error(`upload ${row.id}: ${expected} bytes stored of ${row.upload_length}`);
+    const store = this.deps.store;
+    async function* bytes(): AsyncGenerator<Buffer> {
+      for (const chunk of chunks) for await (const piece of await store.open(chunk.storage_key)) yield piece as Buffer;
+    }
+    const hash = createHash('sha256');
+    const headChunks: Buffer[] = [];
+    let headSize = 0;
+    const tap = new Transform({
+      transform(chunk: Buffer, _encoding, done) {
+        hash.update(chunk);
+        if (headSize < HEAD_BYTES) {
+          headChunks.push(chunk.subarray(0, HEAD_BYTES - headSize));
+          headSize += Math.min(chunk.length, HEAD_BYTES - headSize);
+        }
+        done(null, chunk);
+      },
+    });
+    const blob = store.begin();
+    try {
+      await pipeline(Readable.from(bytes()), tap, blob.sink);
+      await blob.finish();
+    } catch (error) {
+      await blob.abort();
+      throw error;
+    }
+    const upload: ReceivedUpload = {
+      fields: row.conversation_id !== null ? { conversation_id: row.conversation_id } : { message_id: row.message_id! },
+      file: this.receivedFile(row.filename, row.file_type ?? undefined, blob, row.upload_length, hash.digest('hex'), new Uint8Array(Buffer.concat(headChunks))),
+    };
+    const now = nowSeconds();
+    let fileId: string;
+    try {
+      fileId = await inTransaction(this.deps.db, async (trx) => {
+        const file = await this.deps.files.create(trx, row.user_id, upload, '');
+        const done = await withUploads(trx)
+          .updateTable('uploads')
+          // Kept for as long as an unfinished upload would be: a later HEAD still tells the file.
+          .set({ file_id: file.id, upload_offset: row.upload_length, expires_at: now + this.deps.config.uploads.expirySeconds })
+          .where('id', '=', row.id)
+          .where('file_id', 'is', null)
+          .where('writer', '=', lease.token)
+          .returning('id')
+          .executeTakeFirst();
+        if (!done) throw inProgress(); // not reached while the lease holds; rolls the file back if it did
+        // Their blobs are queued for removal by trigger, in this transaction.
+        await withUploads(trx).deleteFrom('upload_chunks').where('upload_id', '=', row.id).execute();
+        return file.id;
+      });
+    } catch (error) {
+      if (!isCommitOutcomeUnknown(error)) await blob.abort();
+      throw error;
+    }
+    this.deps.published(row.user_id);
+    await this.deps.drainDeletions().catch((error) => this.deps.log.error('[parley] a blob deletion pass failed:', error));
+    return fileId;
+  }
+
+  /** DELETE: ends the upload; its stored bytes go (a finished upload's file stays). */
+  private async remove(request: ApiRequest, user: string, id: string): Promise<ApiResult> {
+    const result = await this.deps.idempotency.run(
+      user,
+      request.header('idempotency-key'),
+      () => ({ method: 'DELETE', path: `/v1/uploads/${id}`, content: {} }),
+      async (trx) => {
+        const deleted = await withUploads(trx).deleteFrom('uploads').where('id', '=', id).where('user_id', '=', user).returning('id').executeTakeFirst();
+        if (!deleted) throw notFound('upload');
+        return { status: 204, headers: TUS_HEADERS };
+      },
+      { singleWrite: true },
+    );
+    this.writers.get(id)?.cancel(); // its chunk can no longer be recorded; its blob is dropped
+    await this.deps.drainDeletions().catch((error) => this.deps.log.error('[parley] a blob deletion pass failed:', error));
+    return result;
+  }
+
+  /**
+   * Removes uploads whose expiry has passed at `now` (Unix seconds): unfinished ones with their
+   * bytes (queued, then drained), finished ones' records. Not while a live PATCH holds one.
+   */
+  async expire(now = nowSeconds()): Promise<number> {
+    const gone = await this.db
+      .deleteFrom('uploads')
+      .where('expires_at', '<=', now)
+      .where((eb) => eb.or([eb('writer', 'is', null), eb('writer_until', '<', now * 1000)]))
+      .returning('id')
+      .execute();
+    if (gone.length > 0) await this.deps.drainDeletions();
+    return gone.length;
+  }
+}
+
+/** For the orphan sweeps: blobs that are chunks of unfinished uploads are not orphans. */
+export async function uploadChunkKeys(db: Db): Promise<string[]> {
+  return (await withUploads(db).selectFrom('upload_chunks').select('storage_key').execute()).map((r) => r.storage_key);
+}
+
+export async function isUploadChunk(db: Db, key: string): Promise<boolean> {
+  return (await withUploads(db).selectFrom('upload_chunks').select('upload_id').where('storage_key', '=', key).executeTakeFirst()) !== undefined;
+}
