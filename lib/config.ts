@@ -57,6 +57,17 @@ export interface Config {
   s3: S3Config | null;
   /** RATE_LIMIT_*: requests per token, and per client address without a valid token (lib/api/http/rate-limit.ts). */
   rateLimits: RateLimits;
+  /** Resumable uploads (tus, /v1/uploads; lib/api/http/tus.ts). */
+  uploads: UploadSettings;
+}
+
+/** Resumable uploads (tus 1.0.0 at /v1/uploads). */
+export interface UploadSettings {
+  /**
+   * UPLOAD_EXPIRY_HOURS: an unfinished upload untouched for this long expires (Upload-Expires) and
+   * its bytes are removed; a finished one's record (its Upload-File-Id) is kept as long.
+   */
+  expirySeconds: number;
 }
 
 /**
@@ -374,6 +385,8 @@ const EnvSchema = z
     RATE_LIMIT_PEAK_PER_SECOND: integer('RATE_LIMIT_PEAK_PER_SECOND', 500, 0),
     RATE_LIMIT_ANONYMOUS_PER_SECOND: integer('RATE_LIMIT_ANONYMOUS_PER_SECOND', 10, 0),
     RATE_LIMIT_ANONYMOUS_BURST: integer('RATE_LIMIT_ANONYMOUS_BURST', 100, 0),
+    // Resumable uploads: a day, as the contract says; at most a year.
+    UPLOAD_EXPIRY_HOURS: integer('UPLOAD_EXPIRY_HOURS', 24, 1, 8760),
   });
 
 /**
@@ -426,5 +439,6 @@ export function readConfig(env: Env = process.env): Config {
       anonymous: { perSecond: v.RATE_LIMIT_ANONYMOUS_PER_SECOND, burst: v.RATE_LIMIT_ANONYMOUS_BURST, burstSeconds: v.RATE_LIMIT_BURST_SECONDS, peakPerSecond: 0 },
     },
     s3,
+    uploads: { expirySeconds: v.UPLOAD_EXPIRY_HOURS * 3600 },
   };
 }

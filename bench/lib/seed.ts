@@ -18,6 +18,13 @@ export const BENCH_TOKENS = {
 };
 export const PARLEY_TOKENS = Object.entries(BENCH_TOKENS).map(([user, token]) => `${user}:${token}`).join(',');
 
+/**
+ * For servers whose scenarios measure throughput with one token (api, deep-pages, uploads) or
+ * repeat whole initial syncs (the sync scenarios): limits they never reach. The limiter still runs
+ * (its cost is in the figures); the flood scenario keeps the defaults.
+ */
+export const BENCH_RATE_LIMITS = { RATE_LIMIT_PER_SECOND: '100000000', RATE_LIMIT_PEAK_PER_SECOND: '0', RATE_LIMIT_ANONYMOUS_PER_SECOND: '100000000' };
+
 /** Runs the service's migrations on a fresh DATA_DIR. */
 export async function createSchema(dataDir: string): Promise<void> {
   const opened = await openDb({ dataDir });

@@ -6,7 +6,7 @@ import path from 'node:path';
 import type { FigureInput } from '../lib/figures';
 import { BENCH, freePort, readyInfo, ROOT, startChild, startTsChild, tempDir, type Child } from '../lib/proc';
 import type { Scenario } from '../lib/scenario';
-import { BENCH_TOKENS, createSchema, PARLEY_TOKENS, seedConversations } from '../lib/seed';
+import { BENCH_RATE_LIMITS, BENCH_TOKENS, createSchema, PARLEY_TOKENS, seedConversations } from '../lib/seed';
 import { median, round } from '../lib/stats';
 import { PUT_ALTERNATING_LUA, runWrk, wrkScript, type WrkResult } from '../lib/wrk';
 
@@ -44,7 +44,7 @@ export const api: Scenario = {
     const id = ids[500]!;
     const children: Child[] = [];
     try {
-      const core = await startTsChild(path.join(BENCH, 'lib/servers/core.ts'), [], { name: 'core server', env: { DATA_DIR: dataDir, PARLEY_TOKENS } });
+      const core = await startTsChild(path.join(BENCH, 'lib/servers/core.ts'), [], { name: 'core server', env: { DATA_DIR: dataDir, PARLEY_TOKENS, ...BENCH_RATE_LIMITS } });
       children.push(core);
       const base = `http://127.0.0.1:${readyInfo<{ port: number }>(core).port}`;
       const auth = { Authorization: `Bearer ${BENCH_TOKENS.alice}` };

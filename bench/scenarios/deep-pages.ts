@@ -5,7 +5,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { BENCH, readyInfo, startTsChild, tempDir } from '../lib/proc';
 import type { Scenario } from '../lib/scenario';
-import { BENCH_TOKENS, createSchema, PARLEY_TOKENS, seedConversations } from '../lib/seed';
+import { BENCH_RATE_LIMITS, BENCH_TOKENS, createSchema, PARLEY_TOKENS, seedConversations } from '../lib/seed';
 import { median, percentile, round } from '../lib/stats';
 
 const PER_USER = 100_000;
@@ -43,7 +43,7 @@ export const deepPages: Scenario = {
     const db = new Database(path.join(dataDir, 'parley.sqlite'), { readonly: true });
     const cursor = (db.prepare(`select id from conversations where user_id = 'alice' order by seq desc limit 1 offset ?`).get(PER_USER - LIMIT - 1) as { id: string }).id;
     db.close();
-    const core = await startTsChild(path.join(BENCH, 'lib/servers/core.ts'), [], { name: 'core server', env: { DATA_DIR: dataDir, PARLEY_TOKENS } });
+    const core = await startTsChild(path.join(BENCH, 'lib/servers/core.ts'), [], { name: 'core server', env: { DATA_DIR: dataDir, PARLEY_TOKENS, ...BENCH_RATE_LIMITS } });
     const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
     try {
       const port = readyInfo<{ port: number }>(core).port;

@@ -11,7 +11,7 @@ import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { BENCH, readyInfo, ROOT, startChild, startTsChild, tempDir, type Child } from '../lib/proc';
 import { sampleRss } from '../lib/rss';
 import type { Scenario } from '../lib/scenario';
-import { BENCH_TOKENS, createSchema, PARLEY_TOKENS } from '../lib/seed';
+import { BENCH_RATE_LIMITS, BENCH_TOKENS, createSchema, PARLEY_TOKENS } from '../lib/seed';
 import { median, MiB, round } from '../lib/stats';
 
 const SIZE_MIB = Number(process.env.BENCH_UPLOAD_MIB || 500);
@@ -77,7 +77,7 @@ function uploadScenario(store: 'disk' | 's3'): Scenario {
       const objectStore = store === 's3' ? await startObjectStore() : null;
       const core = await startTsChild(path.join(BENCH, 'lib/servers/core.ts'), [], {
         name: 'core server',
-        env: { DATA_DIR: dataDir, PARLEY_TOKENS, MAX_UPLOAD_BYTES: String(size + MiB), ...objectStore?.env },
+        env: { DATA_DIR: dataDir, PARLEY_TOKENS, ...BENCH_RATE_LIMITS, MAX_UPLOAD_BYTES: String(size + MiB), ...objectStore?.env },
       });
       const floor = await startTsChild(path.join(BENCH, 'lib/servers/floor.ts'), ['upload', floorDir], { name: 'floor (upload)' });
       // For context: the same bytes through a bare node:http server into the same store's write path.

@@ -28,6 +28,7 @@ import { storageFailure } from './storage/failures';
 import { isCommitOutcomeUnknown } from './storage/transaction';
 import { Authenticator, bearerToken, createToken } from './domain/tokens';
 import { receiveUpload } from './http/upload';
+import { isUploadChunk, TusUploads, uploadChunkKeys } from './http/tus';
 import { isHealthPath, serveHealth } from './http/health';
 import { RateLimiter } from './http/rate-limit';
 import { routeTemplate, type Logger } from './http/log';
@@ -44,6 +45,7 @@ export type { Logger };
 
 const DELETION_PASS_MS = 60_000;
 const ORPHAN_SWEEP_MS = 6 * 3600_000;
+const UPLOAD_EXPIRY_PASS_MS = 5 * 60_000;
 /** A blob this young may belong to an upload about to commit its row (here or in another instance). */
 const ORPHAN_GRACE_MS = 3600_000;
 
@@ -77,6 +79,8 @@ export class ApiService {
   private readonly conversations: Conversations;
   private readonly files: Files;
   private readonly idempotency: IdempotencyStore;
+  /** Resumable uploads (tus) at /v1/uploads; `expire()` is its periodic pass. */
+  readonly uploads: TusUploads;
   private readonly signer: UrlSigner;
   private readonly feed: ChangeFeed;
   /** Live streams of this process, poked after each write (and by other instances via NOTIFY). */
@@ -122,10 +126,13 @@ export class ApiService {
     });
     this.deletions = new BlobDeletionQueue(db, this.store, log);
     const failed = (what: string) => (error: unknown) => log.error(`[parley] ${what} failed:`, error);
+    this.uploads = new TusUploads({ db, store: this.store, files: this.files, idempotency: this.idempotency, config, log,
+      published: (user) => this.written(user, { status: 201 }), drainDeletions: () => this.drainBlobDeletions() });
     this.timers = [
       setInterval(() => void this.purgeExpired(), 3600_000),
       setInterval(() => void this.drainBlobDeletions().catch(failed('a blob deletion pass')), DELETION_PASS_MS),
       setInterval(() => void this.sweep(graceMs).catch(failed('the orphan sweep')), ORPHAN_SWEEP_MS),
+      setInterval(() => void this.uploads.expire().catch(failed('the expiry pass of unfinished uploads')), UPLOAD_EXPIRY_PASS_MS),
     ];
     for (const timer of this.timers) timer.unref();
   }
@@ -166,6 +173,7 @@ export class ApiService {
     // uploads (s3rver as published, some S3-compatible stores) costs a warning, not the service.
     const temp = await housekeeping(log, 'the start-up sweep of unfinished uploads', () => store.removeUnfinished(graceMs));
     const live = new Set((await db.selectFrom('files').select('storage_key').execute()).map((r) => r.storage_key));
+    for (const key of await uploadChunkKeys(db)) live.add(key); // bytes of unfinished resumable uploads
     const orphans = await housekeeping(log, 'the start-up sweep of orphaned files', () => sweepOrphans(store, (key) => live.has(key), graceMs));
     const swept = { temp, orphans };
     const service = new ApiService(config, opened, blobs, secret, log, graceMs);
@@ -231,7 +239,9 @@ export class ApiService {
     const orphans = await housekeeping(this.log, 'the sweep of orphaned files', () =>
       sweepOrphans(
         this.store,
-        async (key) => (await this.db.selectFrom('files').select('id').where('storage_key', '=', key).executeTakeFirst()) !== undefined,
+        async (key) =>
+          (await this.db.selectFrom('files').select('id').where('storage_key', '=', key).executeTakeFirst()) !== undefined ||
+          (await isUploadChunk(this.db, key)),
         graceMs,
       ),
     );
@@ -303,6 +313,8 @@ export class ApiService {
       this.openapiText ??= JSON.stringify(openApiDocument());
       return { status: 200, body: JSON.parse(this.openapiText), headers: { 'Cache-Control': 'public, max-age=300' } };
     }
+    // Resumable uploads (tus): OPTIONS needs no token (clients probe it first); the rest is below.
+    if (segments[2] === 'uploads' && segments.length <= 4 && request.method === 'OPTIONS') return this.uploads.options();
     // Rate limits: a refused token counts against its address; a valid one against itself.
     const user = await this.authenticate(request).catch((error: unknown) => this.limits.refused(request.remoteAddress, error));
     await this.limits.forToken(request.header('authorization'));
@@ -312,6 +324,7 @@ export class ApiService {
       return { status: 200, body: await this.events(request, user) };
     }
     if (collection === 'me' && segments.length === 3 && this.config.extensions.has('me')) return this.me(request, user);
+    if (collection === 'uploads' && segments.length <= 4) return this.uploads.handle(request, user, segments[3]);
     if ((collection !== 'conversations' && collection !== 'files') || segments.length > 4) {
       throw notFound('route');
     }

@@ -19,6 +19,12 @@ import type { ChangeFeed, FeedRead } from './events';
 
 /** Events per read (the channel's and a catching-up stream's). */
 export const STREAM_PAGE = 500;
+/**
+ * How long a channel gathers pokes before it reads: under a flood of one user's writes (hundreds a
+ * second) its streams cost at most one read per window, not one per write, while a single change
+ * still reaches them well within the half second live updates promise.
+ */
+export const COALESCE_MS = 20;
 /** Retry-After of a refused stream: by then another of the user's streams may have closed. */
 const STREAM_RETRY_AFTER_SECONDS = 30;
 
@@ -68,6 +74,7 @@ class UserChannel {
   tail: number;
   private dirty = false;
   private reading = false;
+  private scheduled: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly hub: EventHub,
@@ -79,24 +86,38 @@ class UserChannel {
 
   poke(): void {
     this.dirty = true;
-    if (!this.reading) void this.run();
+    if (this.reading || this.scheduled) return;
+    this.scheduled = setTimeout(() => {
+      this.scheduled = null;
+      void this.run();
+    }, COALESCE_MS);
   }
 
   private async run(): Promise<void> {
     this.reading = true;
     try {
-      while (this.dirty && this.streams.size > 0) {
+      let more = true;
+      while (more && this.dirty && this.streams.size > 0) {
         this.dirty = false;
         const read = await this.hub.readFeed(this.user, this.tail, 'channel');
         this.tail = Math.max(this.tail, read.next);
         this.deliver(read);
-        if (read.hasMore) this.dirty = true;
+        more = read.hasMore;
+        if (more) this.dirty = true;
       }
     } catch (error) {
       for (const stream of [...this.streams]) stream.fail(error);
     } finally {
       this.reading = false;
+      // Pokes that came during the read wait for the next window too (a backlog page does not).
+      if (this.dirty && this.streams.size > 0) this.poke();
     }
+  }
+
+  /** The last stream left: nothing to read for. */
+  close(): void {
+    if (this.scheduled) clearTimeout(this.scheduled);
+    this.scheduled = null;
   }
 
   private deliver(read: FeedRead): void {
@@ -151,7 +172,10 @@ export class EventHub {
       attached = false;
       channel.streams.delete(stream);
       this.total--;
-      if (channel.streams.size === 0 && this.channels.get(stream.user) === channel) this.channels.delete(stream.user);
+      if (channel.streams.size === 0 && this.channels.get(stream.user) === channel) {
+        channel.close();
+        this.channels.delete(stream.user);
+      }
       if (this.total === 0) this.stopRechecks();
     };
   }

@@ -43,6 +43,9 @@ const common = {
   '400': error('Invalid, missing or unknown parameter (query or body); malformed body; a Host that is not allowed'),
   '401': error('Missing or unknown bearer token'),
   '405': error('Method not allowed (see Allow)'),
+  '429': retryable(
+    'rate_limited: this token (or, without a valid token, this client address) made more requests than its limit (RATE_LIMIT_*: a sustained rate per second and a reserve for bursts); retry after Retry-After',
+  ),
 };
 /** What a write may answer when the storage cannot take it: retryable, nothing was stored. */
 const storage = {
@@ -82,6 +85,100 @@ export function openApiDocument() {
   return advertiseIdempotency(document());
 }
 
+/** Resumable uploads (tus 1.0.0; lib/api/http/tus.ts). Its headers are the protocol's. */
+function uploadPaths() {
+  const header = (name: string, description: string, schema: object = { type: 'string' }) => ({ [name]: { description, schema } });
+  const tusResumable = header('Tus-Resumable', 'Always 1.0.0', { type: 'string', const: '1.0.0' });
+  const offset = header('Upload-Offset', 'Bytes stored so far', { type: 'integer', minimum: 0 });
+  const fileId = header('Upload-File-Id', 'Once the last byte is stored: the id of the file it became (GET /v1/files/{id})', { type: 'string', pattern: '^[A-Za-z0-9]{16}$' });
+  const expires = header('Upload-Expires', 'While unfinished: when the upload expires (HTTP-date); UPLOAD_EXPIRY_HOURS after its last write', { type: 'string' });
+  // The contract's error shape; the tus codes (upload_offset_mismatch, upload_in_progress, upload_expired, tus_version_unsupported) are among its codes.
+  const tusError = error;
+  const hdr = (name: string, required = false, schema: object = { type: 'string' }) => ({ name, in: 'header', required, schema });
+  const options = {
+    operationId: 'uploadOptions',
+    security: [],
+    description: 'What the server speaks. No token needed: tus clients probe it first.',
+    responses: {
+      '204': {
+        description: 'Tus-Version 1.0.0, Tus-Extension creation,creation-with-upload,termination,expiration, Tus-Max-Size = MAX_UPLOAD_BYTES',
+        headers: {
+          ...tusResumable,
+          ...header('Tus-Version', 'Protocol versions', { type: 'string', const: '1.0.0' }),
+          ...header('Tus-Extension', 'Extensions', { type: 'string' }),
+          ...header('Tus-Max-Size', 'MAX_UPLOAD_BYTES', { type: 'integer' }),
+        },
+      },
+    },
+  };
+  return {
+    '/v1/uploads': {
+      options,
+      post: {
+        operationId: 'createUpload',
+        description:
+          'Extension: starts a resumable upload (tus creation, creation-with-upload). Upload-Metadata carries filename, optional filetype, and exactly one of conversation_id / message_id (other keys are ignored); every check of POST /v1/files that needs no bytes is made before any byte is read. A body (Content-Type: application/offset+octet-stream) is the upload\'s first bytes.',
+        parameters: [
+          idempotencyKey,
+          hdr('Tus-Resumable', false, { type: 'string', const: '1.0.0' }),
+          hdr('Upload-Length', true, { type: 'integer', minimum: 0 }),
+          hdr('Upload-Metadata', true),
+        ],
+        requestBody: { required: false, content: { 'application/offset+octet-stream': { schema: { type: 'string', format: 'binary' } } } },
+        responses: {
+          '201': {
+            description: 'Created; Location: /v1/uploads/{id}',
+            headers: { ...tusResumable, ...header('Location', '/v1/uploads/{id}'), ...expires, ...offset, ...fileId },
+          },
+          ...common,
+          '404': error('resource_missing: the conversation or message is not the caller\'s'),
+          '409': conflict(),
+          '413': error('file_too_large: Upload-Length over MAX_UPLOAD_BYTES (Tus-Max-Size), or a body past Upload-Length'),
+          '415': error('A body that is not application/offset+octet-stream'),
+          ...storage,
+        },
+      },
+    },
+    '/v1/uploads/{id}': {
+      parameters: [idParam('id')],
+      options,
+      head: {
+        operationId: 'getUploadOffset',
+        description: 'Where the upload stands. Another user\'s upload answers as a missing one.',
+        responses: {
+          '200': { description: 'No body', headers: { ...tusResumable, ...offset, ...header('Upload-Length', 'The declared length', { type: 'integer' }), ...expires, ...fileId } },
+          '401': { description: 'Missing or unknown bearer token (no body: HEAD)' },
+          '404': { description: 'No such upload (no body: HEAD)' },
+          '410': { description: 'upload_expired (no body: HEAD)' },
+        },
+      },
+      patch: {
+        operationId: 'appendToUpload',
+        description:
+          'Appends bytes at Upload-Offset. The request that stores the last byte creates the file exactly as POST /v1/files would, once, and answers with Upload-File-Id; a repeat of it answers the same. One PATCH at a time per upload.',
+        parameters: [hdr('Tus-Resumable', false, { type: 'string', const: '1.0.0' }), hdr('Upload-Offset', true, { type: 'integer', minimum: 0 })],
+        requestBody: { required: true, content: { 'application/offset+octet-stream': { schema: { type: 'string', format: 'binary' } } } },
+        responses: {
+          '204': { description: 'Stored', headers: { ...tusResumable, ...offset, ...expires, ...fileId } },
+          ...common,
+          '404': error('resource_missing'),
+          '409': tusError('upload_offset_mismatch (Upload-Offset is not the upload\'s: HEAD, then resume), or upload_in_progress (another PATCH holds the upload; retry after Retry-After)'),
+          '410': tusError('upload_expired: its bytes were removed'),
+          '413': error('file_too_large: the body goes past Upload-Length'),
+          '415': error('Not application/offset+octet-stream'),
+          ...storage,
+        },
+      },
+      delete: {
+        operationId: 'deleteUpload',
+        description: 'Ends the upload (tus termination) and removes its bytes; the file of a finished upload stays.',
+        parameters: [idempotencyKey],
+        responses: { '204': { description: 'Ended', headers: tusResumable }, ...common, '404': error('resource_missing'), '409': conflict() },
+      },
+    },
+  };
+}
+
 function document() {
   const boolInput = { oneOf: [{ type: 'boolean' }, { type: 'string', enum: ['true', 'false', '1', '0'] }] };
   const secondsInput = { oneOf: [{ type: 'integer', minimum: 0 }, { type: 'string', pattern: '^\\d+$' }] };
@@ -96,7 +193,11 @@ function document() {
         'Query parameters other than a list\'s own are refused on every operation, writes included (400 parameter_unknown, ' +
         'with the param); so are body fields outside an operation\'s own, __proto__ among them. Without ASSET_URL, a request ' +
         'whose Host is not allowed (ALLOWED_HOSTS; by default this machine\'s names and addresses on the server\'s port) ' +
-        'is refused: 400 parameter_invalid, param Host.',
+        'is refused: 400 parameter_invalid, param Host. ' +
+        'Limits: requests per token (and per client address without a valid token) are rate limited, 429 rate_limited with Retry-After in seconds ' +
+        '(RATE_LIMIT_PER_SECOND sustained, RATE_LIMIT_BURST in reserve; shared by all instances on one PostgreSQL database); live streams per user ' +
+        '(MAX_STREAMS_PER_USER, default 10, per instance) and in all (MAX_STREAMS): 429. Requests to switch protocols (Upgrade: no WebSocket here), ' +
+        '`*` and absolute-form request targets: 400 parameter_invalid, and the connection is closed. Event cursors are opaque and per user.',
     },
     servers: [{ url: '/' }],
     security: [{ bearer: [] }],
@@ -282,6 +383,7 @@ function document() {
           },
         },
       },
+      ...uploadPaths(),
     },
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },

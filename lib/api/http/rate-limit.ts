@@ -207,9 +207,10 @@ export class RateLimiter {
           if (hold > 0) await new Promise((resolve) => setTimeout(resolve, hold));
           throw rateLimited(error.msBeforeNext - hold, what);
         }
+        const answer = rateLimited(error.msBeforeNext, what);
         if (this.told.size >= MAX_TOLD) this.told.clear();
-        this.told.set(toldKey, now + error.msBeforeNext);
-        throw rateLimited(error.msBeforeNext, what);
+        this.told.set(toldKey, now + Number(answer.headers['Retry-After']) * 1000);
+        throw answer;
       }
       // Neither the store nor the insurance answered: a limit that cannot be counted lets the request through.
       this.log.error('[parley] rate limits: could not count a request:', error instanceof Error ? error.message : error);
