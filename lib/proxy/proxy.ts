@@ -1,5 +1,7 @@
 // Proxy mode: with UPSTREAM_BASE_URL set, every /v1 request (and /files, for the file_urls it
 // rewrites, see docs/proxy.md) is forwarded to that one service instead of served locally.
+// Except /v1/uploads: resumable uploads are served here, staged on this instance's disk and
+// delivered upstream as one POST /v1/files (uploads.ts).
 // Same dispatch shape as ApiService, so the node:http fast path and the Next route handlers can
 // put either behind the same code.
 import { Readable, pipeline } from 'node:stream';
@@ -8,6 +10,7 @@ import { FileUrlRewriter } from './file-urls';
 import { forwardRequestHeaders, forwardResponseHeaders } from './headers';
 import { classifyPath } from './path';
 import { Upstream, UpstreamError, type UpstreamResponse } from './upstream';
+import { isUploadsPath, UploadStaging, type StagingSettings } from './uploads';
 import { ApiError, notFound } from '../api/errors';
 import type { ApiReply, ApiRequest } from '../api/http/exchange';
 import { HostPolicy } from '../api/http/hosts';
@@ -17,7 +20,12 @@ export type ProxyConfig = Pick<
   Config,
   'upstreamBaseUrl' | 'upstreamToken' | 'upstreamConnectTimeoutMs' | 'upstreamIdleTimeoutMs' | 'assetUrl' | 'allowedHosts' | 'hostname'
 > &
-  Partial<Pick<Config, 'rateLimits'>>;
+  Partial<Pick<Config, 'rateLimits' | 'dataDir' | 'maxUploadBytes' | 'uploads'>>;
+
+export interface ProxyOptions {
+  /** Resumable uploads staged here (lib/proxy/uploads.ts): how deliveries upstream are retried. */
+  uploadRetry?: StagingSettings['retry'];
+}
 
 export interface UpstreamCheck {
   /** The upstream answered with some HTTP status (even 401: it is there). */
@@ -32,6 +40,8 @@ export interface ApiProxy {
   dispatch(request: ApiRequest): Promise<ApiReply>;
   /** One request to the upstream, logged; never throws, so it cannot fail start-up. */
   check(): Promise<UpstreamCheck>;
+  /** /v1/uploads, served by the proxy itself (null without a DATA_DIR in the configuration). */
+  uploads: UploadStaging | null;
   close(): void;
 }
 
@@ -41,7 +51,7 @@ type Logger = Pick<Console, 'log' | 'error'>;
 // 1,000 change events a few hundred.
 const REWRITE_LIMIT = 4 * 1024 * 1024;
 
-export function createProxy(config: ProxyConfig, log: Logger = console): ApiProxy {
+export function createProxy(config: ProxyConfig, log: Logger = console, options: ProxyOptions = {}): ApiProxy {
   if (!config.upstreamBaseUrl) throw new Error('createProxy needs config.upstreamBaseUrl');
   // Checked here so a bad token fails start-up, not every request.
   if (config.upstreamToken !== null && !/^[\x21-\x7e]+$/.test(config.upstreamToken)) {
@@ -60,6 +70,21 @@ export function createProxy(config: ProxyConfig, log: Logger = console): ApiProx
   // RATE_LIMIT_* in this process's memory, per token as presented (the upstream decides whether it
   // is valid) and, once the upstream has refused a token (401), per client address.
   const limits = config.rateLimits ? RateLimiter.memory(config.rateLimits, log) : null;
+  // Resumable uploads: staged on this instance's disk, delivered upstream as one POST /v1/files.
+  const uploads = config.dataDir
+    ? new UploadStaging(
+        {
+          dataDir: config.dataDir,
+          maxUploadBytes: config.maxUploadBytes ?? 100 * 1024 * 1024,
+          uploads: config.uploads ?? { expirySeconds: 24 * 3600 },
+          upstreamToken: config.upstreamToken,
+          basePath,
+          retry: options.uploadRetry,
+        },
+        upstream,
+        log,
+      )
+    : null;
 
   async function dispatch(request: ApiRequest): Promise<ApiReply> {
     const area = classifyPath(request.path);
@@ -73,6 +98,7 @@ export function createProxy(config: ProxyConfig, log: Logger = console): ApiProx
         if (error instanceof ApiError) return errorReply(error);
         throw error;
       }
+      if (uploads && isUploadsPath(request.path)) return uploads.dispatch(request);
     }
     const query = request.query.toString();
     let sent: UpstreamResponse;
@@ -155,7 +181,17 @@ export function createProxy(config: ProxyConfig, log: Logger = console): ApiProx
     }
   }
 
-  return { dispatch, check, close: () => upstream.close() };
+  return {
+    dispatch,
+    check,
+    uploads,
+    close: () => {
+      // Staged uploads stay on disk for the next start; their database closes before the agent goes.
+      void (uploads?.close() ?? Promise.resolve())
+        .catch((error) => log.error('[parley] proxy: closing the staged uploads failed:', error))
+        .finally(() => upstream.close());
+    },
+  };
 }
 
 function carriesFileUrls(path: string, contentType: string | undefined): boolean {

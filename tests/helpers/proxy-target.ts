@@ -4,7 +4,8 @@ import type http from 'node:http';
 import { readConfig } from '../../lib/config';
 import { createProxy, type ApiProxy } from '../../lib/proxy/proxy';
 import { createHttpServer, listen } from '../../lib/api/http/node-server';
-import { GENEROUS_RATE_LIMITS, startTestServer, type TestServer, type TestServerOptions } from './server';
+import fs from 'node:fs';
+import { GENEROUS_RATE_LIMITS, startTestServer, tempDataDir, type TestServer, type TestServerOptions } from './server';
 
 const quiet = { log: () => {}, error: () => {} };
 
@@ -17,7 +18,9 @@ export interface ProxyServer {
 
 /** A proxy-mode server on 127.0.0.1 in front of `upstreamBaseUrl`; env as for readConfig. */
 export async function startProxy(upstreamBaseUrl: string, env: Record<string, string> = {}): Promise<ProxyServer> {
-  const config = readConfig({ UPSTREAM_BASE_URL: upstreamBaseUrl, ...GENEROUS_RATE_LIMITS, ...env });
+  // Its own DATA_DIR: the proxy stages resumable uploads there (never ./data of the checkout).
+  const ownDataDir = env.DATA_DIR ? null : tempDataDir();
+  const config = readConfig({ UPSTREAM_BASE_URL: upstreamBaseUrl, ...GENEROUS_RATE_LIMITS, ...(ownDataDir ? { DATA_DIR: ownDataDir } : {}), ...env });
   const proxy = createProxy(config, quiet);
   const server: http.Server = createHttpServer((request) => proxy.dispatch(request), undefined, config);
   const port = await listen(server, 0, '127.0.0.1');
@@ -25,12 +28,14 @@ export async function startProxy(upstreamBaseUrl: string, env: Record<string, st
     baseUrl: `http://127.0.0.1:${port}`,
     port,
     proxy,
-    stop: () =>
-      new Promise<void>((resolve) => {
+    stop: async () => {
+      await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
-        proxy.close();
-      }),
+      });
+      await proxy.close();
+      if (ownDataDir) fs.rmSync(ownDataDir, { recursive: true, force: true });
+    },
   };
 }
 

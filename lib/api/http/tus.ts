@@ -29,6 +29,14 @@
 // `file_id IS NULL`); the chunk rows go in the same transaction, their blobs queued for removal
 // by the trigger that queues deleted files' bytes (migration 0004_uploads).
 //
+// The protocol part (this class: creation, HEAD, PATCH, DELETE, leases, chunks, expiry) is the
+// same wherever it runs; where a finished upload goes is an injected UploadCompletion. Embedded
+// (the default, FileCompletion below): a file of this service, as just described. Proxy mode
+// (lib/proxy/uploads.ts): the chunks are staged in the proxy's own DATA_DIR and the completion is
+// one POST /v1/files to the upstream. A repeat of the last request while the file is being made
+// by this process waits for it (a delivery upstream may take a while), and one that finds every
+// byte stored but no file (its maker stopped) makes the file then, without taking the bytes again.
+//
 // One PATCH at a time per upload: a lease in the upload's row (`writer`, `writer_until`), taken
 // by a conditional update on the expected offset and renewed while bytes arrive; the offset moves
 // only by an update that still holds the lease. A PATCH that finds the lease held by a request of
@@ -67,7 +75,8 @@ const DISCARD_LIMIT = 64 * 1024 * 1024;
 /** Metadata keys the service reads; others (tus-js-client and Uppy send name, type, relativePath …) are ignored. */
 const METADATA_KEYS = new Set(['filename', 'filetype', 'conversation_id', 'message_id']);
 
-interface UploadRow {
+/** An upload's record (migration 0004_uploads). */
+export interface UploadRow {
   id: string;
   user_id: string;
   conversation_id: string | null;
@@ -145,7 +154,7 @@ export function parseMetadata(raw: string | null): Map<string, string> {
 }
 
 /** Reads and throws away what the client is still sending (bounded), so that it hears the answer. */
-function discard(body: Readable | null): void {
+export function discardBody(body: Readable | null): void {
   if (!body || body.destroyed || body.readableEnded) return;
   let seen = 0;
   body.on('data', (chunk: Buffer) => {
@@ -165,10 +174,45 @@ async function* untilBroken(body: Readable, state: { broken: boolean }): AsyncGe
   }
 }
 
+/** Where a finished upload goes: the protocol part (TusUploads) is the same in every mode. */
+export interface UploadCompletion {
+  /**
+   * Every check of POST /v1/files on the fields and the file name that needs no bytes (throws the
+   * contract's ApiError, the file name's under param `file` as POST /v1/files does).
+   */
+  validate(upload: ReceivedUpload): { conversation_id?: string; message_id?: string; filename: string };
+  /** The conversation (or message) the file will go to exists and is the user's (404 otherwise). */
+  checkTarget(request: ApiRequest, user: string, target: { conversation_id?: string; message_id?: string }): Promise<void>;
+  /** In the creation's transaction: anything the strategy keeps beside the upload's record. */
+  created?(trx: Db, id: string, request: ApiRequest): Promise<void>;
+  /**
+   * All bytes are stored (`staged`): makes the file, once, and returns its id. It must call
+   * `staged.finish` (in the transaction that makes the file, or once it is made elsewhere).
+   * `request` is the one that stored the last byte (its token).
+   */
+  complete(staged: StagedUpload, request: ApiRequest): Promise<string>;
+}
+
+export interface StagedUpload {
+  row: UploadRow;
+  /** The upload's bytes, in order, read from the chunks (each call reads them again). */
+  bytes(): AsyncGenerator<Buffer>;
+  /**
+   * Marks the upload finished with `fileId` and drops its chunks (their bytes queued for
+   * removal), in `trx`; throws upload_in_progress (rolling `trx` back) if this request no longer
+   * holds the upload.
+   */
+  finish(trx: Db, fileId: string): Promise<void>;
+}
+
 export interface UploadsDeps {
   db: Db;
+  /** Where the chunks go. */
   store: BlobStore;
-  files: Files;
+  /** The embedded service's files: completion is Files.create (unless `completion` says otherwise). */
+  files?: Files;
+  /** Where a finished upload goes; default: a file of this service (`files`). */
+  completion?: UploadCompletion;
   idempotency: IdempotencyStore;
   config: Pick<Config, 'maxUploadBytes' | 'uploads'>;
   /** A file was created: this process's live streams of that user look at the feed. */
@@ -192,9 +236,13 @@ interface LocalWriter {
 export class TusUploads {
   private readonly db: UploadDb;
   private readonly writers = new Map<string, LocalWriter>();
+  private readonly completion: UploadCompletion;
 
   constructor(private readonly deps: UploadsDeps) {
     this.db = withUploads(deps.db);
+    if (deps.completion) this.completion = deps.completion;
+    else if (deps.files) this.completion = new FileCompletion(deps, deps.files);
+    else throw new Error('TusUploads needs files or a completion');
   }
 
   /** OPTIONS: what this server speaks. No token needed: tus clients probe it before anything else. */
@@ -234,7 +282,7 @@ export class TusUploads {
       if (method === 'PATCH') return await this.patch(request, user, id);
       return await this.remove(request, user, id);
     } catch (error) {
-      discard(request.body);
+      discardBody(request.body);
       if (!(error instanceof ApiError)) throw error;
       // Every tus response carries Tus-Resumable, errors too.
       throw new ApiError(error.code, error.message, error.param, error.extra, { ...error.headers, ...TUS_HEADERS });
@@ -279,10 +327,10 @@ export class TusUploads {
     }
     const rawFilename = metadata.get('filename');
     if (rawFilename === undefined) throw missing('filename', 'Upload-Metadata must carry filename');
-    const upload: ReceivedUpload = { fields, file: this.receivedFile(rawFilename, undefined, null, 0, '', new Uint8Array(0)) };
+    const upload: ReceivedUpload = { fields, file: receivedFile(rawFilename, undefined, null, 0, '', new Uint8Array(0)) };
     let target;
     try {
-      target = this.deps.files.validateUpload(upload);
+      target = this.completion.validate(upload);
     } catch (error) {
       // The same rules as POST /v1/files; here the name is a metadata key, not the file part.
       if (error instanceof ApiError && error.param === 'file') throw new ApiError(error.code, error.message, 'filename');
@@ -296,7 +344,7 @@ export class TusUploads {
       throw new ApiError('unsupported_media_type', `A creation request that carries bytes must be Content-Type: ${OFFSET_STREAM}`);
     }
     if (contentLength !== null && contentLength > length) throw beyondLength();
-    await this.checkTarget(user, target.conversation_id, target.message_id);
+    await this.completion.checkTarget(request, user, target);
     const filetype = metadata.get('filetype');
     const id = newId();
     const now = nowSeconds();
@@ -328,6 +376,7 @@ export class TusUploads {
             expires_at: expiresAt,
           })
           .execute();
+        await this.completion.created?.(trx, id, request);
         return { status: 201, headers: { ...TUS_HEADERS, Location: `/v1/uploads/${id}`, 'Upload-Expires': httpDate(expiresAt) } };
       },
     );
@@ -335,7 +384,7 @@ export class TusUploads {
     const createdId = location.slice(location.lastIndexOf('/') + 1);
     if (result.headers?.['Idempotent-Replayed'] === 'true') {
       // The same upload again: its bytes are not taken a second time; the answer tells where it stands.
-      discard(body);
+      discardBody(body);
       const row = await this.db.selectFrom('uploads').selectAll().where('id', '=', createdId).where('user_id', '=', user).executeTakeFirst();
       return { ...result, headers: { ...result.headers, ...(row ? this.state(row) : {}), Location: location } };
     }
@@ -348,25 +397,22 @@ export class TusUploads {
     };
   }
 
-  /** The conversation (or message) the file will go to exists and is the user's. */
-  private async checkTarget(user: string, conversationId: string | undefined, messageId: string | undefined): Promise<void> {
-    if (conversationId !== undefined) {
-      const found =
-        ID_PATTERN.test(conversationId) &&
-        (await this.db.selectFrom('conversations').select('id').where('id', '=', conversationId).where('user_id', '=', user).executeTakeFirst());
-      if (!found) throw notFound('conversation', 'conversation_id');
-    } else {
-      const found =
-        ID_PATTERN.test(messageId!) &&
-        (await this.db.selectFrom('messages').select('id').where('id', '=', messageId!).where('user_id', '=', user).executeTakeFirst());
-      if (!found) throw notFound('message', 'message_id');
-    }
-  }
-
   private async head(user: string, id: string): Promise<ApiResult> {
-    const row = await this.get(user, id);
+    const row = await this.settled(await this.get(user, id));
     if (this.isExpired(row)) throw expired();
     return { status: 200, headers: this.state(row) };
+  }
+
+  /**
+   * An upload whose bytes are all stored while a request of this process is still making its file
+   * (a proxy delivering it upstream may take a while): waits for that request, so that a repeat of
+   * the last request (its answer lost) or a HEAD tells the file rather than an end without one.
+   */
+  private async settled(row: UploadRow): Promise<UploadRow> {
+    const holder = this.writers.get(row.id);
+    if (row.file_id !== null || row.upload_offset !== row.upload_length || !holder) return row;
+    await holder.released;
+    return this.get(row.user_id, row.id);
   }
 
   private async patch(request: ApiRequest, user: string, id: string): Promise<ApiResult> {
@@ -396,16 +442,25 @@ export class TusUploads {
    */
   private async append(row: UploadRow, offset: number, request: ApiRequest): Promise<{ offset: number; fileId: string | null }> {
     const contentLength = integerHeader(request, 'Content-Length', false);
+    const end = contentLength === null ? null : offset + contentLength;
+    if (row.file_id === null && (offset === row.upload_length || end === row.upload_length)) row = await this.settled(row);
     if (row.file_id !== null) {
-      const end = contentLength === null ? null : offset + contentLength;
       if (offset === row.upload_length || end === row.upload_length) {
-        discard(request.body);
+        discardBody(request.body);
         return { offset: row.upload_length, fileId: row.file_id };
       }
       throw offsetMismatch(row.upload_length);
     }
+    let body = request.body;
+    if (row.upload_offset === row.upload_length && offset !== row.upload_offset && end === row.upload_length) {
+      // Every byte is stored but no file was made (the process making it stopped, or its maker
+      // failed): a repeat of the last request makes it now, without taking its bytes again.
+      discardBody(body);
+      body = null;
+      offset = row.upload_offset;
+    }
     if (offset !== row.upload_offset) throw offsetMismatch(row.upload_offset);
-    if (contentLength !== null && offset + contentLength > row.upload_length) throw beyondLength();
+    if (body !== null && contentLength !== null && offset + contentLength > row.upload_length) throw beyondLength();
     const lease = await this.claim(row.id, offset);
     const cancelled = { cancel: () => {} };
     let release!: () => void;
@@ -424,13 +479,12 @@ export class TusUploads {
     renew.unref();
     try {
       let reached = offset;
-      const body = request.body;
       if (body && contentLength !== 0) {
         cancelled.cancel = () => body.destroy();
         reached = await this.receive(row, offset, body, lease);
       }
       let fileId: string | null = null;
-      if (reached === row.upload_length) fileId = await this.complete(row, lease);
+      if (reached === row.upload_length) fileId = await this.complete(row, lease, request);
       return { offset: reached, fileId };
     } finally {
       clearInterval(renew);
@@ -537,12 +591,8 @@ export class TusUploads {
     }
   }
 
-  private receivedFile(rawFilename: string, declaredType: string | undefined, blob: BlobWrite | null, size: number, sha256: string, head: Uint8Array) {
-    return { fieldName: 'file', rawFilename, declaredType, blob: blob as BlobWrite, size, sha256, head };
-  }
-
-  /** All bytes are stored: one file, exactly as POST /v1/files makes it, once. Returns its id. */
-  private async complete(row: UploadRow, lease: Lease): Promise<string> {
+  /** All bytes are stored: the strategy makes the file, once. Returns its id. */
+  private async complete(row: UploadRow, lease: Lease, request: ApiRequest): Promise<string> {
     const chunks = await this.db.selectFrom('upload_chunks').selectAll().where('upload_id', '=', row.id).orderBy('upload_offset').execute();
     let expected = 0;
     for (const chunk of chunks) {
@@ -551,43 +601,17 @@ export class TusUploads {
     }
     if (expected !== row.upload_length) throw new Error(`upload ${row.id}: ${expected} bytes stored of ${row.upload_length}`);
     const store = this.deps.store;
-    async function* bytes(): AsyncGenerator<Buffer> {
-      for (const chunk of chunks) for await (const piece of await store.open(chunk.storage_key)) yield piece as Buffer;
-    }
-    const hash = createHash('sha256');
-    const headChunks: Buffer[] = [];
-    let headSize = 0;
-    const tap = new Transform({
-      transform(chunk: Buffer, _encoding, done) {
-        hash.update(chunk);
-        if (headSize < HEAD_BYTES) {
-          headChunks.push(chunk.subarray(0, HEAD_BYTES - headSize));
-          headSize += Math.min(chunk.length, HEAD_BYTES - headSize);
-        }
-        done(null, chunk);
+    const expirySeconds = this.deps.config.uploads.expirySeconds;
+    const staged: StagedUpload = {
+      row,
+      async *bytes() {
+        for (const chunk of chunks) for await (const piece of await store.open(chunk.storage_key)) yield piece as Buffer;
       },
-    });
-    const blob = store.begin();
-    try {
-      await pipeline(Readable.from(bytes()), tap, blob.sink);
-      await blob.finish();
-    } catch (error) {
-      await blob.abort();
-      throw error;
-    }
-    const upload: ReceivedUpload = {
-      fields: row.conversation_id !== null ? { conversation_id: row.conversation_id } : { message_id: row.message_id! },
-      file: this.receivedFile(row.filename, row.file_type ?? undefined, blob, row.upload_length, hash.digest('hex'), new Uint8Array(Buffer.concat(headChunks))),
-    };
-    const now = nowSeconds();
-    let fileId: string;
-    try {
-      fileId = await inTransaction(this.deps.db, async (trx) => {
-        const file = await this.deps.files.create(trx, row.user_id, upload, '');
+      async finish(trx, fileId) {
         const done = await withUploads(trx)
           .updateTable('uploads')
           // Kept for as long as an unfinished upload would be: a later HEAD still tells the file.
-          .set({ file_id: file.id, upload_offset: row.upload_length, expires_at: now + this.deps.config.uploads.expirySeconds })
+          .set({ file_id: fileId, upload_offset: row.upload_length, expires_at: nowSeconds() + expirySeconds })
           .where('id', '=', row.id)
           .where('file_id', 'is', null)
           .where('writer', '=', lease.token)
@@ -596,15 +620,13 @@ export class TusUploads {
         if (!done) throw inProgress(); // not reached while the lease holds; rolls the file back if it did
         // Their blobs are queued for removal by trigger, in this transaction.
         await withUploads(trx).deleteFrom('upload_chunks').where('upload_id', '=', row.id).execute();
-        return file.id;
-      });
-    } catch (error) {
-      if (!isCommitOutcomeUnknown(error)) await blob.abort();
-      throw error;
+      },
+    };
+    try {
+      return await this.completion.complete(staged, request);
+    } finally {
+      await this.deps.drainDeletions().catch((error) => this.deps.log.error('[parley] a blob deletion pass failed:', error));
     }
-    this.deps.published(row.user_id);
-    await this.deps.drainDeletions().catch((error) => this.deps.log.error('[parley] a blob deletion pass failed:', error));
-    return fileId;
   }
 
   /** DELETE: ends the upload; its stored bytes go (a finished upload's file stays). */
@@ -638,6 +660,85 @@ export class TusUploads {
       .execute();
     if (gone.length > 0) await this.deps.drainDeletions();
     return gone.length;
+  }
+}
+
+function receivedFile(rawFilename: string, declaredType: string | undefined, blob: BlobWrite | null, size: number, sha256: string, head: Uint8Array) {
+  return { fieldName: 'file', rawFilename, declaredType, blob: blob as BlobWrite, size, sha256, head };
+}
+
+/** The embedded service's completion: the upload becomes a file of this service, as POST /v1/files makes it. */
+class FileCompletion implements UploadCompletion {
+  private readonly db: UploadDb;
+
+  constructor(
+    private readonly deps: UploadsDeps,
+    private readonly files: Files,
+  ) {
+    this.db = withUploads(deps.db);
+  }
+
+  validate(upload: ReceivedUpload) {
+    return this.files.validateUpload(upload);
+  }
+
+  /** The conversation (or message) the file will go to exists and is the user's. */
+  async checkTarget(_request: ApiRequest, user: string, { conversation_id: conversationId, message_id: messageId }: { conversation_id?: string; message_id?: string }): Promise<void> {
+    if (conversationId !== undefined) {
+      const found =
+        ID_PATTERN.test(conversationId) &&
+        (await this.db.selectFrom('conversations').select('id').where('id', '=', conversationId).where('user_id', '=', user).executeTakeFirst());
+      if (!found) throw notFound('conversation', 'conversation_id');
+    } else {
+      const found =
+        ID_PATTERN.test(messageId!) &&
+        (await this.db.selectFrom('messages').select('id').where('id', '=', messageId!).where('user_id', '=', user).executeTakeFirst());
+      if (!found) throw notFound('message', 'message_id');
+    }
+  }
+
+  /** Concatenates the chunks into one new blob (hashing and sniffing on the way); one file, once. */
+  async complete(staged: StagedUpload): Promise<string> {
+    const { row } = staged;
+    const store = this.deps.store;
+    const hash = createHash('sha256');
+    const headChunks: Buffer[] = [];
+    let headSize = 0;
+    const tap = new Transform({
+      transform(chunk: Buffer, _encoding, done) {
+        hash.update(chunk);
+        if (headSize < HEAD_BYTES) {
+          headChunks.push(chunk.subarray(0, HEAD_BYTES - headSize));
+          headSize += Math.min(chunk.length, HEAD_BYTES - headSize);
+        }
+        done(null, chunk);
+      },
+    });
+    const blob = store.begin();
+    try {
+      await pipeline(Readable.from(staged.bytes()), tap, blob.sink);
+      await blob.finish();
+    } catch (error) {
+      await blob.abort();
+      throw error;
+    }
+    const upload: ReceivedUpload = {
+      fields: row.conversation_id !== null ? { conversation_id: row.conversation_id } : { message_id: row.message_id! },
+      file: receivedFile(row.filename, row.file_type ?? undefined, blob, row.upload_length, hash.digest('hex'), new Uint8Array(Buffer.concat(headChunks))),
+    };
+    let fileId: string;
+    try {
+      fileId = await inTransaction(this.deps.db, async (trx) => {
+        const file = await this.files.create(trx, row.user_id, upload, '');
+        await staged.finish(trx, file.id);
+        return file.id;
+      });
+    } catch (error) {
+      if (!isCommitOutcomeUnknown(error)) await blob.abort();
+      throw error;
+    }
+    this.deps.published(row.user_id);
+    return fileId;
   }
 }
 

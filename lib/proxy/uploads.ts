@@ -1,0 +1,439 @@
+// Proxy mode's resumable uploads: the upstream may have no /v1/uploads (the brief's contract has
+// none), so the proxy offers tus itself (the same protocol code as the embedded service,
+// lib/api/http/tus.ts) and stages the bytes on its own disk: DATA_DIR/proxy-uploads holds a small
+// SQLite database (the service's own migrations: uploads, upload_chunks, idempotency, the blob
+// deletion queue) and the chunks (a DiskBlobStore). What differs is the completion: the upload
+// goes upstream as ONE POST /v1/files (multipart, streamed from the staged chunks, never whole in
+// memory) with the creation's Idempotency-Key (the upload id when the client gave none), retried
+// with backoff until the upstream answers (network errors, timeouts, 5xx, 408, 429 and 409
+// idempotency_in_progress are retried; any other answer is final). The upstream's 2xx makes the
+// upload finished with `Upload-File-Id: <the upstream's file id>`; another answer is passed on
+// as the completion's answer and (except 401: another token of the user may still finish it) ends
+// the upload and removes its bytes.
+//
+// Who the user is: the upstream's answer to the token — GET /v1/me where the upstream has it;
+// otherwise (404/405) the token is checked with GET /v1/conversations?limit=1 and the user is the
+// SHA-256 of the Authorization the upstream gets. Checks made before any byte is accepted: the
+// token (as above), the fields and the file name (the contract's rules), Upload-Length against
+// MAX_UPLOAD_BYTES, and a conversation_id must answer 200 to GET /v1/conversations/<id> with
+// this token. A message_id cannot be checked upstream without bytes (the contract has no GET for
+// messages): only its form is checked; the upstream's 404 at completion is the answer then.
+import { createHash } from 'node:crypto';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { sql, type Kysely } from 'kysely';
+import type { UploadSettings } from '../config';
+import { filenameProblem, ID_PATTERN } from '../schemas';
+import { ApiError, internalError, invalid, missing, notFound, storageFailureError, unauthenticated } from '../api/errors';
+import type { ApiResult } from '../api/result';
+import { baseFilename } from '../api/domain/files';
+import { IdempotencyStore } from '../api/domain/idempotency';
+import { newId } from '../api/domain/ids';
+import { BlobDeletionQueue } from '../api/storage/blob-deletions';
+import { openDb, type Db } from '../api/storage/db';
+import { DiskBlobStore } from '../api/storage/disk-blob-store';
+import { storageFailure } from '../api/storage/failures';
+import { inTransaction } from '../api/storage/transaction';
+import type { ApiReply, ApiRequest } from '../api/http/exchange';
+import type { ReceivedUpload } from '../api/http/upload';
+import { discardBody, TUS_EXTENSIONS, TUS_VERSION, TusUploads, type StagedUpload, type UploadCompletion } from '../api/http/tus';
+import { forwardRequestHeaders } from './headers';
+import { UpstreamError, type Upstream } from './upstream';
+
+export interface StagingSettings {
+  /** The proxy's DATA_DIR: staged uploads live in its proxy-uploads/ directory. */
+  dataDir: string;
+  maxUploadBytes: number;
+  uploads: UploadSettings;
+  upstreamToken: string | null;
+  /** The upstream's base path ('' or '/base'). */
+  basePath: string;
+  /** Delivery retries: the first wait, and the most a wait grows to (doubling, with jitter). */
+  retry?: { firstMs: number; maxMs: number };
+}
+
+type Logger = Pick<Console, 'log' | 'error'>;
+
+const EXPIRY_PASS_MS = 5 * 60_000;
+const DELETION_PASS_MS = 60_000;
+/** Answers the proxy reads whole (a File object, an error, /v1/me): small. */
+const ANSWER_LIMIT = 1024 * 1024;
+const TUS_HEADERS = { 'Tus-Resumable': TUS_VERSION };
+const JSON_HEADERS = { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store' };
+
+/** /v1/uploads and /v1/uploads/<id> (a trailing slash allowed): served by the proxy itself. */
+export function isUploadsPath(requestPath: string): boolean {
+  return /^\/v1\/uploads(?:\/[^/]+)?\/?$/.test(requestPath);
+}
+
+/** The upstream's final answer to the delivery (not 2xx, not retryable): the completion's answer. */
+class UpstreamAnswer extends Error {
+  constructor(
+    readonly status: number,
+    readonly contentType: string | undefined,
+    readonly text: string,
+  ) {
+    super(`the upstream answered ${status}`);
+  }
+}
+
+interface Opened {
+  uploads: TusUploads;
+  db: Db;
+  close(): Promise<void>;
+}
+
+type StagingDb = Kysely<{ proxy_uploads: { upload_id: string; idempotency_key: string } }>;
+
+export class UploadStaging implements UploadCompletion {
+  /** Where the staged uploads are (their SQLite database and their chunks). */
+  readonly dir: string;
+  private opening: Promise<Opened> | null = null;
+  private closed = false;
+  private readonly retry: { firstMs: number; maxMs: number };
+  /** Requests being served: closing waits for them (their leases are released, their chunks recorded). */
+  private readonly inFlight = new Set<Promise<unknown>>();
+  /** Resolves when closing starts: deliveries under way give up (the upload stays staged). */
+  private readonly stopping: Promise<void>;
+  private stop!: () => void;
+
+  constructor(
+    private readonly settings: StagingSettings,
+    private readonly upstream: Upstream,
+    private readonly log: Logger,
+  ) {
+    this.dir = path.join(settings.dataDir, 'proxy-uploads');
+    this.retry = settings.retry ?? { firstMs: 250, maxMs: 15_000 };
+    this.stopping = new Promise<void>((resolve) => (this.stop = resolve));
+  }
+
+  /** Every /v1/uploads request (isUploadsPath), after the proxy's host check and rate limit. */
+  async dispatch(request: ApiRequest): Promise<ApiReply> {
+    const trimmed = request.path.length > 1 && request.path.endsWith('/') ? request.path.slice(0, -1) : request.path;
+    const id = trimmed.split('/')[3];
+    try {
+      // No token needed: tus clients probe it before anything else.
+      if (request.method === 'OPTIONS') {
+        return reply({
+          status: 204,
+          headers: {
+            ...TUS_HEADERS,
+            'Tus-Version': TUS_VERSION,
+            'Tus-Extension': TUS_EXTENSIONS,
+            'Tus-Max-Size': String(this.settings.maxUploadBytes),
+            'Cache-Control': 'no-store',
+          },
+        });
+      }
+      const served = (async () => {
+        const user = await this.identify(request);
+        const { uploads } = await this.open();
+        return uploads.handle(request, user, id);
+      })();
+      this.inFlight.add(served);
+      void served.catch(() => {}).finally(() => this.inFlight.delete(served));
+      return reply(await served);
+    } catch (error) {
+      discardBody(request.body);
+      return this.failure(request, error);
+    }
+  }
+
+  /** Removes expired uploads and their staged bytes (periodic; tests call it with a later `now`). */
+  async expire(now?: number): Promise<number> {
+    const { uploads } = await this.open();
+    return uploads.expire(now);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.stop();
+    await Promise.allSettled([...this.inFlight]);
+    const opening = this.opening;
+    this.opening = null;
+    if (opening) await (await opening.catch(() => null))?.close();
+  }
+
+  // ---- UploadCompletion: what differs from the embedded service ----
+
+  validate(upload: ReceivedUpload): { conversation_id?: string; message_id?: string; filename: string } {
+    // The rules of Files.validateUpload (the only fields here are the two metadata keys).
+    const { conversation_id, message_id } = upload.fields;
+    if (conversation_id !== undefined && message_id !== undefined) throw invalid('message_id', 'Give conversation_id or message_id, not both');
+    if (conversation_id === undefined && message_id === undefined) throw missing('conversation_id', 'conversation_id or message_id is required');
+    const filename = baseFilename(upload.file?.rawFilename ?? '');
+    const problem = filenameProblem(filename);
+    if (problem) throw invalid('file', `The filename ${problem}`);
+    return { conversation_id, message_id, filename };
+  }
+
+  async checkTarget(request: ApiRequest, _user: string, target: { conversation_id?: string; message_id?: string }): Promise<void> {
+    if (target.conversation_id !== undefined) {
+      if (!ID_PATTERN.test(target.conversation_id)) throw notFound('conversation', 'conversation_id');
+      const { status } = await this.ask(request, `/v1/conversations/${target.conversation_id}`);
+      if (status === 200) return;
+      if (status === 404) throw notFound('conversation', 'conversation_id');
+      if (status === 401) throw unauthenticated();
+      throw upstreamRefused(status);
+    }
+    // No GET for messages in the contract: the form only; the upstream decides at completion.
+    if (!ID_PATTERN.test(target.message_id!)) throw notFound('message', 'message_id');
+  }
+
+  async created(trx: Db, id: string, request: ApiRequest): Promise<void> {
+    await (trx as unknown as StagingDb)
+      .insertInto('proxy_uploads')
+      .values({ upload_id: id, idempotency_key: request.header('idempotency-key') ?? id })
+      .execute();
+  }
+
+  async complete(staged: StagedUpload, request: ApiRequest): Promise<string> {
+    const { db } = await this.open();
+    const kept = await (db as unknown as StagingDb).selectFrom('proxy_uploads').select('idempotency_key').where('upload_id', '=', staged.row.id).executeTakeFirst();
+    let fileId: string;
+    try {
+      fileId = await this.deliver(staged, kept?.idempotency_key ?? staged.row.id, request);
+    } catch (error) {
+      // Final: the upload can never become this file. A refused token is not the upload's fault.
+      if (error instanceof UpstreamAnswer && error.status !== 401) {
+        await sql`delete from uploads where id = ${staged.row.id}`.execute(db);
+      }
+      throw error;
+    }
+    await inTransaction(db, (trx) => staged.finish(trx, fileId));
+    return fileId;
+  }
+
+  // ---- the upstream ----
+
+  /** The Authorization the upstream gets for this request (UPSTREAM_TOKEN, else the client's). */
+  private authorization(request: ApiRequest): string {
+    const headers = forwardRequestHeaders((name) => (name === 'authorization' ? request.header(name) : null), {
+      token: this.settings.upstreamToken,
+      withAuthorization: true,
+    });
+    if (!headers.authorization) throw unauthenticated();
+    return headers.authorization;
+  }
+
+  private headersFor(request: ApiRequest): Record<string, string> {
+    const pass = new Set(['authorization', 'user-agent', 'x-request-id']);
+    const headers = forwardRequestHeaders((name) => (pass.has(name) ? request.header(name) : null), {
+      token: this.settings.upstreamToken,
+      withAuthorization: true,
+    });
+    headers.accept = 'application/json';
+    return headers;
+  }
+
+  /** One bodyless GET upstream with the request's token; its status and (small) text. */
+  private async ask(request: ApiRequest, target: string): Promise<{ status: number; text: string }> {
+    this.authorization(request);
+    try {
+      const { response } = await this.upstream.send({ method: 'GET', path: this.settings.basePath + target, headers: this.headersFor(request), body: null });
+      return { status: response.statusCode ?? 502, text: await readText(response) };
+    } catch (error) {
+      if (error instanceof UpstreamError) throw new ApiError(error.kind === 'timeout' ? 'upstream_timeout' : 'upstream_unavailable', error.message);
+      throw new ApiError('upstream_unavailable', 'The upstream service broke off its answer');
+    }
+  }
+
+  /** The user a token belongs to, in the upstream's eyes; 401 when the upstream refuses it. */
+  private async identify(request: ApiRequest): Promise<string> {
+    const authorization = this.authorization(request);
+    const me = await this.ask(request, '/v1/me');
+    if (me.status === 401) throw unauthenticated();
+    if (me.status === 200) {
+      const id = parseJson(me.text)?.id;
+      if (typeof id === 'string' && id !== '') return `me:${id}`;
+      throw upstreamRefused(me.status);
+    }
+    if (me.status !== 404 && me.status !== 405) throw upstreamRefused(me.status);
+    // An upstream without /v1/me: the token must still be one it accepts.
+    const page = await this.ask(request, '/v1/conversations?limit=1');
+    if (page.status === 401) throw unauthenticated();
+    if (page.status !== 200) throw upstreamRefused(page.status);
+    return `token:${createHash('sha256').update(authorization).digest('hex')}`;
+  }
+
+  /** POST /v1/files upstream, from the staged bytes, until the upstream answers. Returns the file id. */
+  private async deliver(staged: StagedUpload, idempotencyKey: string, request: ApiRequest): Promise<string> {
+    const { row } = staged;
+    const boundary = `parley-${newId(24)}`;
+    const [field, value] = row.conversation_id !== null ? ['conversation_id', row.conversation_id] : ['message_id', row.message_id!];
+    // The declared type only when it is a plain header value; otherwise none (the upstream sniffs).
+    const declared = row.file_type !== null && /^[\x21-\x7e][\x20-\x7e]*$/.test(row.file_type) ? `Content-Type: ${row.file_type}\r\n` : '';
+    const head = Buffer.from(
+      `--${boundary}\r\nContent-Disposition: form-data; name="${field}"\r\n\r\n${value}\r\n` +
+        `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${row.filename.replace(/"/g, '\\"')}"\r\n${declared}\r\n`,
+      'utf8',
+    );
+    const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
+    const headers = {
+      ...this.headersFor(request),
+      'content-type': `multipart/form-data; boundary=${boundary}`,
+      'content-length': String(head.length + row.upload_length + tail.length),
+      'idempotency-key': idempotencyKey,
+    };
+    for (let attempt = 1; ; attempt++) {
+      const body = Readable.from(
+        (async function* () {
+          yield head;
+          yield* staged.bytes();
+          yield tail;
+        })(),
+        { objectMode: false },
+      );
+      let why: string;
+      let retryAfterMs = 0;
+      try {
+        const { response } = await this.unlessStopping(this.upstream.send({ method: 'POST', path: `${this.settings.basePath}/v1/files`, headers, body }));
+        const status = response.statusCode ?? 502;
+        const text = await this.unlessStopping(readText(response));
+        if (status >= 200 && status < 300) {
+          const id = parseJson(text)?.id;
+          if (typeof id === 'string' && ID_PATTERN.test(id)) return id;
+          throw new UpstreamAnswer(502, 'application/json; charset=utf-8', JSON.stringify(upstreamRefused(status).body()));
+        }
+        const code = parseJson(text)?.code;
+        const retryable = status >= 500 || status === 408 || status === 429 || (status === 409 && code === 'idempotency_in_progress');
+        if (!retryable) throw new UpstreamAnswer(status, response.headers['content-type'], text);
+        why = `HTTP ${status}`;
+        const after = Number(response.headers['retry-after']);
+        if (Number.isFinite(after) && after > 0) retryAfterMs = Math.min(after * 1000, this.retry.maxMs);
+      } catch (error) {
+        body.destroy();
+        if (error instanceof UpstreamAnswer || error instanceof ApiError) throw error;
+        why = error instanceof UpstreamError ? `${error.kind}: ${error.detail}` : `the answer broke off (${String(error)})`;
+      }
+      const wait = Math.max(retryAfterMs, Math.min(this.retry.maxMs, this.retry.firstMs * 2 ** Math.min(attempt - 1, 20)) * (0.5 + Math.random() / 2));
+      this.log.error(`[parley] proxy: delivering upload ${row.id} upstream (attempt ${attempt}): ${why}; again in ${Math.round(wait)} ms`);
+      let timer: NodeJS.Timeout | undefined;
+      await this.unlessStopping(new Promise((resolve) => (timer = setTimeout(resolve, wait)))).finally(() => clearTimeout(timer));
+    }
+  }
+
+  /** `work`, unless the proxy starts closing first: then 503 (the upload stays staged; the client resumes later). */
+  private unlessStopping<T>(work: Promise<T>): Promise<T> {
+    if (this.closed) return Promise.reject(shuttingDown());
+    return Promise.race([
+      work,
+      this.stopping.then(() => {
+        void work.catch(() => {});
+        throw shuttingDown();
+      }),
+    ]);
+  }
+
+  // ---- local state ----
+
+  private open(): Promise<Opened> {
+    if (this.closed) return Promise.reject(shuttingDown());
+    this.opening ??= this.openNow().catch((error) => {
+      this.opening = null;
+      throw error;
+    });
+    return this.opening;
+  }
+
+  private async openNow(): Promise<Opened> {
+    const opened = await openDb({ dataDir: this.dir, log: this.log });
+    const db = opened.db;
+    try {
+      await sql`create table if not exists proxy_uploads (
+        upload_id text primary key references uploads (id) on delete cascade,
+        idempotency_key text not null)`.execute(db);
+      const store = new DiskBlobStore(this.dir);
+      // What a previous process was writing when it stopped (one proxy process per DATA_DIR).
+      await store.removeUnfinished(0);
+      const deletions = new BlobDeletionQueue(db, store, this.log);
+      let pass: Promise<unknown> = Promise.resolve();
+      const drain = () => {
+        const next = pass.then(() => deletions.drain());
+        pass = next.catch(() => {});
+        return next;
+      };
+      await drain();
+      const uploads = new TusUploads({
+        db,
+        store,
+        completion: this,
+        idempotency: new IdempotencyStore(db, true),
+        config: { maxUploadBytes: this.settings.maxUploadBytes, uploads: this.settings.uploads },
+        published: () => {},
+        drainDeletions: drain,
+        log: this.log,
+      });
+      const failed = (what: string) => (error: unknown) => this.log.error(`[parley] proxy: ${what} failed:`, error);
+      const timers = [
+        setInterval(() => void uploads.expire().catch(failed('the expiry pass of staged uploads')), EXPIRY_PASS_MS),
+        setInterval(() => void drain().catch(failed('a deletion pass of staged bytes')), DELETION_PASS_MS),
+      ];
+      for (const timer of timers) timer.unref();
+      return {
+        uploads,
+        db,
+        close: async () => {
+          timers.forEach(clearInterval);
+          await pass;
+          await opened.close();
+        },
+      };
+    } catch (error) {
+      await opened.close();
+      throw error;
+    }
+  }
+
+  private failure(request: ApiRequest, error: unknown): ApiReply {
+    if (error instanceof UpstreamAnswer) {
+      return {
+        status: error.status,
+        headers: { 'Content-Type': error.contentType ?? 'application/json; charset=utf-8', 'Cache-Control': 'no-store', ...TUS_HEADERS },
+        body: error.text,
+      };
+    }
+    let answer: ApiError;
+    if (error instanceof ApiError) answer = error;
+    else {
+      const failure = storageFailure(error);
+      this.log.error(`[parley] proxy: ${request.method} /v1/uploads: ${failure ? `staging storage ${failure}` : 'internal error'}:`, error);
+      answer = failure ? storageFailureError(failure) : internalError();
+    }
+    return { status: answer.status, headers: { ...JSON_HEADERS, ...answer.headers }, body: JSON.stringify(answer.body()) };
+  }
+}
+
+const shuttingDown = () => new ApiError('service_unavailable', 'The proxy is shutting down; a staged upload stays staged: resume it later', undefined, {}, { 'Retry-After': '5' });
+
+const upstreamRefused = (status: number) =>
+  new ApiError('upstream_unavailable', `The upstream service answered HTTP ${status} where the contract says otherwise`);
+
+function reply(result: ApiResult): ApiReply {
+  if (result.body === undefined) return { status: result.status, headers: { 'Cache-Control': 'no-store', ...result.headers }, body: null };
+  return { status: result.status, headers: { ...JSON_HEADERS, ...result.headers }, body: JSON.stringify(result.body) };
+}
+
+function parseJson(text: string): Record<string, unknown> | null {
+  try {
+    const value: unknown = JSON.parse(text);
+    return value && typeof value === 'object' ? (value as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** A small answer, whole (more than ANSWER_LIMIT: an error — the contract's answers here are small). */
+async function readText(response: Readable): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of response) {
+    size += (chunk as Buffer).length;
+    if (size > ANSWER_LIMIT) {
+      response.destroy();
+      throw new Error('the answer is larger than expected');
+    }
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
