@@ -11,6 +11,7 @@ import type { OpenTabChannel } from '../lib/sync/leader';
 import { openSyncDb, type ParleyDb } from '../lib/sync/db';
 import { SyncEngine, type SyncReport } from '../lib/sync/engine';
 import { xhrUpload } from './xhr-upload';
+import { resumableUploads } from '../lib/sync/resumable-upload';
 import { whoAmI, type WhoAmI } from '../lib/sync/identity';
 
 export interface SyncWorkerConfig {
@@ -66,8 +67,11 @@ const api = {
       getToken: () => token,
       withLock: lockFor(config.database),
       periodMs: config.periodMs,
-      // Long enough for a large upload on a slow link; a hung request must not stall sync forever.
+      // A hung request must not stall sync forever. Resumable uploads are not bound by it: they are
+      // abandoned after 30 s without progress (and resume from the server's offset).
       requestTimeoutMs: 10 * 60_000,
+      // Uploads through tus where the server offers it: a cut, a reload or a crash resumes them.
+      resumable: resumableUploads,
       // The change feed's live stream, while the server has it: other devices' changes arrive in
       // about a second, and the periodic sync becomes a slow safety net. stop() closes it.
       live: {},

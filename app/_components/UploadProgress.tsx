@@ -13,7 +13,9 @@ export function useUploadProgress(): UploadProgress {
   return useLiveQuery(() => readUploadProgress(connection.db), [connection.db]) ?? NONE;
 }
 
-function describe(sent: number, total: number): string {
+function describe(sent: number, total: number, resumed = false): string {
+  // After a cut, a reload or a crash a resumable upload goes on from the server's offset.
+  if (resumed && total > 0) return `Resuming — ${humanSize(sent)} of ${humanSize(total)}`;
   return total > 0 ? `${Math.min(100, Math.floor((sent / total) * 100))}% sent` : `${humanSize(sent)} sent`;
 }
 
@@ -23,7 +25,7 @@ export function UploadProgressMark({ fileId }: { fileId: string }) {
   if (!progress) return null;
   return (
     <span className="mark progress" data-testid="upload-progress" title={`${humanSize(progress.sent)} of ${humanSize(progress.total)} sent`}>
-      {describe(progress.sent, progress.total)}
+      {describe(progress.sent, progress.total, progress.resumed)}
     </span>
   );
 }

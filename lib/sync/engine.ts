@@ -10,6 +10,7 @@ import { LiveStream } from './live';
 import { pull, type PullDeps, type PullResult } from './pull';
 import { push, recoverInflight, type PushResult } from './replay';
 import { UploadProgressWriter } from './upload-progress';
+import type { ResumableUploads } from './resumable-upload';
 import { INITIAL_STATUS, updateStatus } from './status';
 import { backoffDelay } from './operations';
 import { isConnectionLost, reopen } from './storage';
@@ -47,6 +48,16 @@ export interface EngineDeps {
   reconnect?: { baseMs: number; maxMs: number };
   /** Sends uploads with progress (the worker's XMLHttpRequest); default: fetch, no progress. */
   upload?: UploadLike;
+  /**
+   * Resumable uploads through tus where the server offers them (resumable-upload.ts
+   * `resumableUploads`; the sync worker hands it in, so tus-js-client is loaded there only).
+   * Without it uploads are POST /v1/files.
+   */
+  resumable?: ResumableUploads;
+  /** Resumable uploads (resumable-upload.ts): a request is abandoned after this long without progress (default 30 s). */
+  uploadStallMs?: number;
+  /** Resumable uploads: bytes per PATCH (default 4 MiB). */
+  uploadPatchBytes?: number;
   /**
    * The stuck-queue watchdog: changes pending, the server reachable, and nothing sent (no
    * operation settled, no upload bytes moved) for this long: the status says so. Default 3 min.
@@ -180,10 +191,10 @@ export class SyncEngine {
       // replay that died. Its outcome is unknown; replay verifies before sending again.
       await recoverInflight(db);
       const http = this.httpDeps();
-      const common = { ...http, db, now: () => this.clock.now() };
-      const onUploadProgress = (fileId: string, sent: number, total: number) => {
+      const common = { ...http, ...this.uploadDeps(), db, now: () => this.clock.now() };
+      const onUploadProgress = (fileId: string, sent: number, total: number, resumed?: boolean) => {
         this.movedAt = this.clock.now(); // bytes moving: a slow upload is not a stuck queue
-        this.progress.report(fileId, sent, total);
+        this.progress.report(fileId, sent, total, resumed);
       };
       let pushed = await push({ ...common, random: this.random, backoff: this.backoff, onUploadProgress });
       let pulled: PullResult | null = null;
@@ -220,10 +231,14 @@ export class SyncEngine {
       // (the browser retries an event rarely, and not for long).
       await clearWaits(db, this.clock.now(), this.backoff.baseMs);
       const now = () => this.clock.now();
-      const pushed = await push({ ...this.httpDeps(), db, now, random: this.random, backoff: this.backoff });
+      const pushed = await push({ ...this.httpDeps(), ...this.uploadDeps(), db, now, random: this.random, backoff: this.backoff });
       await this.recordOutcome(pushed, null);
       return pushed;
     });
+  }
+
+  private uploadDeps() {
+    return { resumable: this.deps.resumable, uploadStallMs: this.deps.uploadStallMs, uploadPatchBytes: this.deps.uploadPatchBytes };
   }
 
   private httpDeps(): HttpDeps {
@@ -499,7 +514,7 @@ export async function clearWaits(db: ParleyDb, now: number, settleMs: number): P
     .equals('queued')
     .filter((op) => op.nextAttemptAt > now)
     .modify((op) => {
-      const verifying = !idempotent && op.outcomeUnknown && op.body.kind === 'file.upload';
+      const verifying = !idempotent && op.outcomeUnknown && op.body.kind === 'file.upload' && !op.tus;
       op.nextAttemptAt = verifying ? Math.min(op.nextAttemptAt, now + settleMs) : now;
     });
 }

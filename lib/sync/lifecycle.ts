@@ -56,6 +56,21 @@ export interface UploadSnapshot {
   serverTime: number | null;
 }
 
+/**
+ * A resumable upload (tus, resumable-upload.ts): where its bytes go. Written before the first
+ * creation is sent and again as soon as the creation answers, so that a cut, a reload or a crash
+ * resumes that upload (HEAD → the server's offset) instead of starting over or making another.
+ */
+export interface TusState {
+  /** The upload's URL (the creation's Location); null until a creation has answered. */
+  url: string | null;
+  /**
+   * Uploads begun for this operation that the server no longer knows (expired, removed): the
+   * creation's Idempotency-Key is the operation's key for the first, `<key>~tus<n>` after that.
+   */
+  generation: number;
+}
+
 /** An operation as it is stored in the outbox (`seq` assigned by IndexedDB on insert). */
 export interface OutboxOp {
   /** Global replay order (auto-increment). Order among dependent operations is seq order. */
@@ -82,6 +97,8 @@ export interface OutboxOp {
   createdAt: number;
   /** Uploads to a server without confirmed idempotency: taken before the first send. */
   snapshot?: UploadSnapshot;
+  /** Uploads sent through tus: the upload's URL and creation key (absent: POST /v1/files, or not sent yet). */
+  tus?: TusState;
   /** Bumped when the server refused the operation, so a user's retry is not answered from the stored refusal. */
   keyVersion?: number;
   /**
@@ -188,7 +205,8 @@ export function rewritten(op: OutboxOp, body: OpBody): OpChange {
  */
 export function deadLettered(op: OutboxOp, error: OpError): OpChange {
   if (op.outcomeUnknown) return { state: 'failed', error };
-  return { state: 'failed', error, outcomeUnknown: false, keyVersion: (op.keyVersion ?? 0) + 1 };
+  // A new key: a Retry begins a new resumable upload too (the refused one is not resumed).
+  return { state: 'failed', error, outcomeUnknown: false, keyVersion: (op.keyVersion ?? 0) + 1, ...(op.tus ? { tus: undefined } : {}) };
 }
 
 /** failed → queued: the user pressed Retry; a fresh start, at once. */

@@ -33,7 +33,7 @@ export type OpBody =
 export type OpKind = OpBody['kind'];
 
 // The stored operation, its states and what each field means: lifecycle.ts.
-export type { OpError, OpState, OutboxOp, UploadSnapshot } from './lifecycle';
+export type { OpError, OpState, OutboxOp, TusState, UploadSnapshot } from './lifecycle';
 import { neverSent, type OutboxOp } from './lifecycle';
 export { neverSent };
 

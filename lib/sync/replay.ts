@@ -27,14 +27,27 @@ import {
   type UploadSnapshot,
 } from './operations';
 import { rebuildViews } from './rebase';
+import type { ResumableUploads } from './resumable-upload';
 
 export interface ReplayDeps extends HttpDeps {
   db: ParleyDb;
   now: () => number;
   random: () => number;
   backoff: { baseMs: number; maxMs: number };
-  /** Bytes of an upload sent so far, by the uploaded file's id (when the transport can tell). */
-  onUploadProgress?: (fileId: string, sent: number, total: number) => void;
+  /**
+   * Bytes of an upload sent so far, by the uploaded file's id (when the transport can tell).
+   * `resumed`: a resumable upload that went on from the server's offset (not from zero).
+   */
+  onUploadProgress?: (fileId: string, sent: number, total: number, resumed?: boolean) => void;
+  /**
+   * Resumable uploads (resumable-upload.ts `resumableUploads`), handed in by the sync worker so
+   * that tus-js-client is loaded there only. Without it every upload is a POST /v1/files.
+   */
+  resumable?: ResumableUploads;
+  /** Resumable uploads: abandon a request after this long without a byte moving (default 30 s). */
+  uploadStallMs?: number;
+  /** Resumable uploads: bytes per PATCH (default 4 MiB). */
+  uploadPatchBytes?: number;
 }
 
 export type PushResult =
@@ -263,6 +276,11 @@ class Pipeline {
   /** Sends one claimed operation and settles it: an answer to record, or a failure stored. */
   private async replayOne(op: OutboxOp): Promise<void> {
     const { deps } = this;
+    if (op.body.kind === 'file.upload') {
+      const resumable = await this.resumable(op);
+      if (resumable.kind !== 'ok') return this.failed(op, resumable, false);
+      if (resumable.value) return this.replayResumable(op);
+    }
     if (op.body.kind === 'file.upload' && !this.idempotent) {
       if (!op.snapshot) {
         const snapshot = await takeUploadSnapshot(deps, op.body.conversationId);
@@ -289,6 +307,59 @@ class Pipeline {
       return;
     }
     return this.failed(op, outcome, true);
+  }
+
+  /**
+   * Whether this upload goes through tus (resumable-upload.ts). One that has begun so keeps to it;
+   * one already sent as POST /v1/files whose outcome is unknown keeps to that (its verification
+   * is that path's); otherwise: does the server offer /v1/uploads (asked once, remembered).
+   */
+  private async resumable(op: OutboxOp): Promise<Outcome<boolean>> {
+    const tus = this.deps.resumable;
+    if (op.tus) {
+      if (tus) return { kind: 'ok', value: true, replayed: false, serverTime: null };
+      // Begun through tus (by the app's worker); this replayer cannot go on with it (the service
+      // worker's flush has no tus client): it waits for the app.
+      return { kind: 'server', status: 0, message: 'this resumable upload continues when the app is open' };
+    }
+    if (!tus || op.outcomeUnknown) return { kind: 'ok', value: false, replayed: false, serverTime: null };
+    return tus.offered(this.tusDeps());
+  }
+
+  private tusDeps() {
+    const { deps } = this;
+    return { ...deps, stallMs: deps.uploadStallMs, patchBytes: deps.uploadPatchBytes };
+  }
+
+  /**
+   * Sends (or resumes) an upload through tus; its completion names the file, which is then read as
+   * it is now (GET /v1/files/:id) and applied exactly as POST /v1/files's answer would be.
+   */
+  private async replayResumable(op: OutboxOp): Promise<void> {
+    const { deps } = this;
+    const onProgress =
+      deps.onUploadProgress && ((sent: number, total: number, resumed: boolean) => deps.onUploadProgress!(op.entityId, sent, total, resumed));
+    const attempt = await deps.resumable!.send(this.tusDeps(), op, idempotencyKeyOf(op), onProgress);
+    if (attempt.outcome.kind !== 'ok') {
+      // Bytes moved: the next try need not wait as if nothing had (the backoff starts again).
+      if (attempt.progressed) await deps.db.outbox.update(op.seq, { attempts: 1 });
+      return this.failed(op, attempt.outcome, attempt.sent);
+    }
+    const fileId = attempt.outcome.value;
+    const file = await call(deps, { method: 'GET', path: `v1/files/${fileId}` }, FileObject);
+    if (file.kind === 'ok') {
+      this.answers.push({ op, effect: apply.fileUploaded(file.value) });
+      return;
+    }
+    if (file.kind === 'refused' && file.status === 404 && op.body.kind === 'file.upload') {
+      // Made, then deleted (elsewhere) before we could read it: ours, and gone.
+      const body = op.body;
+      const stub = { id: fileId, message_id: body.messageId ?? body.tempMessageId ?? fileId } as FileObjectT;
+      this.answers.push({ op, effect: apply.fileUploaded(stub, true) });
+      return;
+    }
+    // The file exists (the upload is complete): the next attempt's HEAD names it again.
+    return this.failed(op, file, true);
   }
 
   private async failed(op: OutboxOp, outcome: Exclude<Outcome<unknown>, { kind: 'ok' }>, sent: boolean): Promise<void> {

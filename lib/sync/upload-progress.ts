@@ -6,7 +6,11 @@ import type { Clock } from './engine';
 
 export const UPLOAD_PROGRESS_KEY = 'uploadProgress';
 
-export type UploadProgress = Record<string, { sent: number; total: number }>;
+/**
+ * `sent` of `total` bytes; `resumed`: a resumable upload that went on from where the server had
+ * it after a cut, a reload or a crash (`sent` then starts at the server's offset, not at zero).
+ */
+export type UploadProgress = Record<string, { sent: number; total: number; resumed?: boolean }>;
 
 export async function readUploadProgress(db: ParleyDb): Promise<UploadProgress> {
   return (await getMeta<UploadProgress>(db, UPLOAD_PROGRESS_KEY)) ?? {};
@@ -26,8 +30,8 @@ export class UploadProgressWriter {
   ) {}
 
   /** From the upload's progress events; writes now if the last write is old enough, else a little later. */
-  report(fileId: string, sent: number, total: number): void {
-    this.current = { ...this.current, [fileId]: { sent, total } };
+  report(fileId: string, sent: number, total: number, resumed = false): void {
+    this.current = { ...this.current, [fileId]: resumed ? { sent, total, resumed } : { sent, total } };
     const wait = this.lastWriteAt + this.intervalMs - this.clock.now();
     if (wait <= 0) this.write();
     else if (this.trailing === null) {
