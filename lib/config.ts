@@ -114,7 +114,7 @@ export interface StreamLimits {
 }
 
 /** Extensions that can be switched off: Idempotency-Key, /v1/me, the change feed and its live stream. */
-export const EXTENSIONS = ['idempotency', 'me', 'events'] as const;
+export const EXTENSIONS = ['idempotency', 'me', 'events', 'uploads'] as const;
 export type Extension = (typeof EXTENSIONS)[number];
 
 type Env = Record<string, string | undefined>;

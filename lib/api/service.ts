@@ -314,7 +314,8 @@ export class ApiService {
       return { status: 200, body: JSON.parse(this.openapiText), headers: { 'Cache-Control': 'public, max-age=300' } };
     }
     // Resumable uploads (tus): OPTIONS needs no token (clients probe it first); the rest is below.
-    if (segments[2] === 'uploads' && segments.length <= 4 && request.method === 'OPTIONS') return this.uploads.options();
+    const resumable = this.config.extensions.has('uploads');
+    if (resumable && segments[2] === 'uploads' && segments.length <= 4 && request.method === 'OPTIONS') return this.uploads.options();
     // Rate limits: a refused token counts against its address; a valid one against itself.
     const user = await this.authenticate(request).catch((error: unknown) => this.limits.refused(request.remoteAddress, error));
     await this.limits.forToken(request.header('authorization'));
@@ -324,7 +325,7 @@ export class ApiService {
       return { status: 200, body: await this.events(request, user) };
     }
     if (collection === 'me' && segments.length === 3 && this.config.extensions.has('me')) return this.me(request, user);
-    if (collection === 'uploads' && segments.length <= 4) return this.uploads.handle(request, user, segments[3]);
+    if (resumable && collection === 'uploads' && segments.length <= 4) return this.uploads.handle(request, user, segments[3]);
     if ((collection !== 'conversations' && collection !== 'files') || segments.length > 4) {
       throw notFound('route');
     }

@@ -2,7 +2,7 @@
 // exactly like any unknown route, which is what the app meets on a server with only the brief.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, expectError } from '../helpers/api';
-import type { TestServer } from '../helpers/server';
+import { startTestServer, type TestServer } from '../helpers/server';
 import { startTarget } from '../helpers/target';
 
 describe('GET /v1/me', () => {
@@ -70,5 +70,22 @@ describe('a server with PARLEY_EXTENSIONS=none', () => {
     expect(a.status).toBe(201);
     expect(b.body.id).not.toBe(a.body.id);
     expect(b.headers.get('idempotent-replayed')).toBeNull();
+  });
+});
+
+describe('an embedded server without the uploads extension (PARLEY_EXTENSIONS=idempotency,me)', () => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await startTestServer({ env: { PARLEY_EXTENSIONS: 'idempotency,me' } });
+  });
+  afterAll(() => s.stop());
+
+  it('offers no resumable uploads: OPTIONS and POST /v1/uploads answer like an unknown route', async () => {
+    const alice = client(() => s.baseUrl, s.tokens.alice);
+    for (const method of ['OPTIONS', 'POST']) {
+      const uploads = await alice.call(method, '/v1/uploads');
+      expectError(uploads, 404, 'resource_missing');
+      expect(uploads.headers.get('tus-version')).toBeNull();
+    }
   });
 });
