@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { buildState } from '../../scripts/build-state.mjs';
 import { freePort, ROOT, startChild, type Child } from './proc';
-import { BENCH_RATE_LIMITS, PARLEY_TOKENS } from './seed';
+import { PARLEY_TOKENS } from './seed';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
@@ -44,10 +44,6 @@ export async function startApp(dataDir: string, extraEnv: Record<string, string>
       HOSTNAME: '127.0.0.1',
       DATA_DIR: dataDir,
       PARLEY_TOKENS,
-      // The sync scenarios repeat a 10,000-conversation initial sync (~2,200 requests, the floor
-      // at ~320/s) 3 + 3 + 3 times with one token within two minutes: more than one client does
-      // and beyond the default reserve (README, RATE_LIMIT_*). The limiter still runs.
-      ...BENCH_RATE_LIMITS,
       NODE_ENV: 'production',
       NEXT_TELEMETRY_DISABLED: '1',
       MAX_UPLOAD_BYTES: String(8 * 1024 * 1024),

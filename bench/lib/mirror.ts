@@ -9,7 +9,7 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { ensureAppBuild, launchBrowser, startApp, type App } from './app';
 import { tempDir } from './proc';
-import { BENCH_TOKENS, createSchema, seedConversations, seedSyncData } from './seed';
+import { runToken, createSchema, seedConversations, seedSyncData } from './seed';
 import { round } from './stats';
 
 export const SYNC_CONVERSATIONS = Number(process.env.BENCH_SYNC_CONVERSATIONS || 10_000);
@@ -152,7 +152,7 @@ export async function timedInitialSync(
 export function aliceMirror(log: (m: string) => void): Promise<{ session: SignedInSession; initial: InitialSync }> {
   mirror ??= (async () => {
     const w = await syncWorld(log);
-    const result = await timedInitialSync(w.browser, w.app.baseUrl, BENCH_TOKENS.alice, { conversations: SYNC_CONVERSATIONS, files: w.alice.files });
+    const result = await timedInitialSync(w.browser, w.app.baseUrl, runToken('alice'), { conversations: SYNC_CONVERSATIONS, files: w.alice.files });
     log(`alice's mirror: ${(result.initial.ms / 1000).toFixed(2)} s, ${result.initial.requests} requests; phases from the click ${JSON.stringify(result.initial.phases)}`);
     return result;
   })();

@@ -16,7 +16,26 @@ export const BENCH_TOKENS = {
   grow1k: 'grow1k-bench-token-1111111111',
   grow50k: 'grow50k-bench-token-5050505050',
 };
-export const PARLEY_TOKENS = Object.entries(BENCH_TOKENS).map(([user, token]) => `${user}:${token}`).join(',');
+/**
+ * Tokens per user beyond its first. A timed run (an initial sync, a replay, a floor loop) signs in
+ * with a token of its own, as a device of its own would: the rate limits are per token (README,
+ * Limits), and the bench repeats within two minutes what one device does once. The app servers
+ * run with the default limits, so the figures show that a real sync or replay is not slowed.
+ */
+const RUN_TOKENS = 64;
+const runTokenOf = (token: string, i: number) => `${token}-run${i}`;
+export const PARLEY_TOKENS = Object.entries(BENCH_TOKENS)
+  .flatMap(([user, token]) => [token, ...Array.from({ length: RUN_TOKENS }, (_, i) => runTokenOf(token, i))].map((t) => `${user}:${t}`))
+  .join(',');
+const handedOut = new Map<string, number>();
+
+/** A token of `user` no run has used yet in this bench process (a fresh rate-limit bucket). */
+export function runToken(user: keyof typeof BENCH_TOKENS): string {
+  const i = handedOut.get(user) ?? 0;
+  if (i >= RUN_TOKENS) throw new Error(`bench: more than ${RUN_TOKENS} runs of ${user}: raise RUN_TOKENS`);
+  handedOut.set(user, i + 1);
+  return runTokenOf(BENCH_TOKENS[user], i);
+}
 
 /**
  * For servers whose scenarios measure throughput with one token (api, deep-pages, uploads) or

@@ -14,7 +14,7 @@ import { CHROMIUM, CHROMIUM_ARGS, openSignedIn } from '../lib/app';
 import { releaseAliceMirror, syncWorld } from '../lib/mirror';
 import { tempDir } from '../lib/proc';
 import type { Scenario } from '../lib/scenario';
-import { BENCH_TOKENS } from '../lib/seed';
+import { runToken } from '../lib/seed';
 import { median, round } from '../lib/stats';
 
 const LH_RUNS = Number(process.env.BENCH_LIGHTHOUSE_RUNS || 3);
@@ -78,7 +78,7 @@ export const app: Scenario = {
     const base = w.app.baseUrl;
 
     // First-load JS: the scripts the page's main thread loaded (resource timing), cold context.
-    const session = await openSignedIn(w.browser, base, BENCH_TOKENS.carol);
+    const session = await openSignedIn(w.browser, base, runToken('carol'));
     // Not 'networkidle': the sync worker's change feed is one request that stays open. Instead:
     // the first screen is shown, the mirror is complete, and no script the page asked for is
     // still loading (those asked for later, e.g. on the first write, are not the first screen's).
@@ -115,7 +115,7 @@ export const app: Scenario = {
     const signedIn: Awaited<ReturnType<typeof lighthouseRun>>[] = [];
     const signedOut: Awaited<ReturnType<typeof lighthouseRun>>[] = [];
     for (let r = 0; r < LH_RUNS; r++) {
-      signedIn.push(await lighthouseRun(`${base}/`, BENCH_TOKENS.carol));
+      signedIn.push(await lighthouseRun(`${base}/`, runToken('carol')));
       log(`lighthouse ${r + 1}/${LH_RUNS} conversations screen: ${JSON.stringify(signedIn.at(-1))}`);
     }
     signedOut.push(await lighthouseRun(`${base}/`, null));

@@ -12,7 +12,7 @@ import type { Page } from 'playwright-core';
 import { SCAN_CONCURRENCY } from '../../lib/sync/scan';
 import { aliceMirror, openSignedOut, SYNC_CONVERSATIONS, syncWorld, timedInitialSync } from '../lib/mirror';
 import type { Scenario } from '../lib/scenario';
-import { BENCH_TOKENS } from '../lib/seed';
+import { runToken } from '../lib/seed';
 import { median, MiB, round } from '../lib/stats';
 
 /** The floor: the requests the engine makes for a fresh mirror on a plain server, nothing stored. */
@@ -158,7 +158,7 @@ export const initialSync: Scenario = {
     let floorRequests = 0;
     for (let r = 0; r < (feedOnly ? 0 : runs); r++) {
       const { context, page } = await openSignedOut(w.browser, w.plainApp.baseUrl);
-      const floor = await floorLoop(page, BENCH_TOKENS.alice);
+      const floor = await floorLoop(page, runToken('alice'));
       await context.close();
       floorMs.push(floor.ms);
       floorRequests = floor.requests;
@@ -168,7 +168,7 @@ export const initialSync: Scenario = {
     // The sync worker against the plain server: lists, then scans.
     const plain: { ms: number; requests: number }[] = [];
     for (let r = 0; r < (feedOnly ? 0 : runs); r++) {
-      const { session, initial } = await timedInitialSync(w.browser, w.plainApp.baseUrl, BENCH_TOKENS.alice, expected);
+      const { session, initial } = await timedInitialSync(w.browser, w.plainApp.baseUrl, runToken('alice'), expected);
       await session.context.close();
       plain.push(initial);
       log(`plain server run ${r + 1}/${runs}: ${(initial.ms / 1000).toFixed(2)} s, ${initial.requests} requests; phases from the click ${JSON.stringify(initial.phases)}`);
@@ -180,7 +180,7 @@ export const initialSync: Scenario = {
     const kept = await aliceMirror(log);
     feed.push(kept.initial);
     for (let r = 1; r < runs; r++) {
-      const { session, initial } = await timedInitialSync(w.browser, w.app.baseUrl, BENCH_TOKENS.alice, expected);
+      const { session, initial } = await timedInitialSync(w.browser, w.app.baseUrl, runToken('alice'), expected);
       await session.context.close();
       feed.push(initial);
       log(`feed server run ${r + 1}/${runs}: ${(initial.ms / 1000).toFixed(2)} s, ${initial.requests} requests; phases from the click ${JSON.stringify(initial.phases)}`);
@@ -189,7 +189,7 @@ export const initialSync: Scenario = {
     const feedFloor: number[] = [];
     for (let r = 0; r < runs; r++) {
       const { context, page } = await openSignedOut(w.browser, w.app.baseUrl);
-      const f = await feedFloorLoop(page, BENCH_TOKENS.alice);
+      const f = await feedFloorLoop(page, runToken('alice'));
       await context.close();
       feedFloor.push(f.ms);
       log(`embedded server floor run ${r + 1}/${runs}: ${(f.ms / 1000).toFixed(2)} s, ${f.requests} requests`);

@@ -14,7 +14,7 @@ import type { Route } from 'playwright-core';
 import { openSignedIn, waitIdle } from '../lib/app';
 import { syncWorld } from '../lib/mirror';
 import type { Scenario } from '../lib/scenario';
-import { BENCH_TOKENS } from '../lib/seed';
+import { runToken } from '../lib/seed';
 import { median, round, sleep } from '../lib/stats';
 
 const UPDATES = 10;
@@ -26,9 +26,9 @@ export const reconnect: Scenario = {
   title: `Reconnect: ${UPDATES} updates queued offline (≥ ${OFFLINE_S} s, ≥ ${MIN_FAILURES} failed attempts), network back: time to the first replayed request`,
   async run({ runs, log }) {
     const w = await syncWorld(log);
-    const session = await openSignedIn(w.browser, w.app.baseUrl, BENCH_TOKENS.bob);
+    const session = await openSignedIn(w.browser, w.app.baseUrl, runToken('bob'));
     const { page, context } = session;
-    const auth = { Authorization: `Bearer ${BENCH_TOKENS.bob}` };
+    const auth = { Authorization: `Bearer ${runToken('bob')}` };
     // Each run mutes (or unmutes) 10 more of bob's conversations, from his last; the replay
     // scenario sets the same flags on all of them, so each run checks its own values only.
     const gate = { shut: false, failedFirst: 0, failedAll: 0, firstPassedAt: null as number | null, watched: '' };

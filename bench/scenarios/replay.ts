@@ -12,7 +12,7 @@ import { IN_FLIGHT } from '../../lib/sync/replay';
 import { openSignedIn, waitIdle } from '../lib/app';
 import { syncWorld } from '../lib/mirror';
 import type { Scenario } from '../lib/scenario';
-import { BENCH_TOKENS } from '../lib/seed';
+import { runToken } from '../lib/seed';
 import { median, round } from '../lib/stats';
 
 const UPDATES = 1000;
@@ -23,7 +23,7 @@ export const replay: Scenario = {
   title: `Replay: ${UPDATES} queued updates + ${UPLOADS} queued 1 MiB uploads after reconnecting, vs the same requests sent by a bare loop (${IN_FLIGHT} in flight)`,
   async run({ runs, log }) {
     const w = await syncWorld(log);
-    const session = await openSignedIn(w.browser, w.app.baseUrl, BENCH_TOKENS.bob);
+    const session = await openSignedIn(w.browser, w.app.baseUrl, runToken('bob'));
     try {
       const { page, context, requests } = session;
       await page.evaluate(() => (window as any).parley.worker.syncNow());
@@ -65,7 +65,7 @@ export const replay: Scenario = {
             await new Promise((res) => setTimeout(res, 25));
           }
           return performance.now() - t0;
-        }, BENCH_TOKENS.bob);
+        }, runToken('bob'));
         engineRequests = requests.count;
         await waitIdle(page);
 
@@ -110,7 +110,7 @@ export const replay: Scenario = {
             await Promise.all(Array.from({ length: concurrency }, lane));
             return { ms: performance.now() - t0, updatesMs };
           },
-          { ids, run: r, uploads: UPLOADS, token: BENCH_TOKENS.bob, concurrency },
+          { ids, run: r, uploads: UPLOADS, token: runToken('bob'), concurrency },
         );
         const pooled = await floorRun(IN_FLIGHT);
         const floorMs = pooled.ms;

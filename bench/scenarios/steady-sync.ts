@@ -11,7 +11,7 @@ import type { Page } from 'playwright-core';
 import { waitIdle } from '../lib/app';
 import { aliceMirror, syncWorld, timedInitialSync, type SignedInSession } from '../lib/mirror';
 import type { Scenario } from '../lib/scenario';
-import { BENCH_TOKENS } from '../lib/seed';
+import { runToken } from '../lib/seed';
 import { median, percentile, round, sleep } from '../lib/stats';
 
 const LIVE_SAMPLES = Number(process.env.BENCH_LIVE_SAMPLES || 20);
@@ -71,7 +71,7 @@ export const steadySync: Scenario = {
   async run({ runs, log }) {
     const w = await syncWorld(log);
     const { session } = await aliceMirror(log);
-    const auth = { Authorization: `Bearer ${BENCH_TOKENS.alice}`, 'Content-Type': 'application/json' };
+    const auth = { Authorization: `Bearer ${runToken('alice')}`, 'Content-Type': 'application/json' };
 
     const unchanged: { ms: number; requests: number }[] = [];
     const changed: { ms: number; requests: number }[] = [];
@@ -104,7 +104,7 @@ export const steadySync: Scenario = {
     }
 
     // Live updates: a second context of alice (its own initial sync), B = the mirror above.
-    const other = await timedInitialSync(w.browser, w.app.baseUrl, BENCH_TOKENS.alice, { conversations: w.alice.ids.length, files: w.alice.files });
+    const other = await timedInitialSync(w.browser, w.app.baseUrl, runToken('alice'), { conversations: w.alice.ids.length, files: w.alice.files });
     const a = other.session.page;
     const b = session.page;
     await waitIdle(a);
@@ -130,7 +130,7 @@ export const steadySync: Scenario = {
     log(`idle: ${session.requests.count} requests in ${IDLE_SECONDS} s: ${session.requests.paths.join(' ')}`);
 
     // A plain server: every pass lists everything.
-    const plainMirror = await timedInitialSync(w.browser, w.plainApp.baseUrl, BENCH_TOKENS.alice, { conversations: w.alice.ids.length, files: w.alice.files });
+    const plainMirror = await timedInitialSync(w.browser, w.plainApp.baseUrl, runToken('alice'), { conversations: w.alice.ids.length, files: w.alice.files });
     const plainPasses: { ms: number; requests: number }[] = [];
     for (let r = 0; r < runs; r++) plainPasses.push(await pass(plainMirror.session));
     await plainMirror.session.context.close();

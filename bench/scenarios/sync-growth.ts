@@ -6,13 +6,13 @@
 import { waitIdle } from '../lib/app';
 import { syncWorld, timedInitialSync, type SyncWorld } from '../lib/mirror';
 import type { Scenario } from '../lib/scenario';
-import { BENCH_TOKENS, seedSyncData } from '../lib/seed';
+import { runToken, seedSyncData } from '../lib/seed';
 import { median, round } from '../lib/stats';
 
 const SIZES = [
-  { conversations: 1_000, user: 'grow1k', token: BENCH_TOKENS.grow1k },
-  { conversations: 10_000, user: 'alice', token: BENCH_TOKENS.alice },
-  { conversations: 50_000, user: 'grow50k', token: BENCH_TOKENS.grow50k },
+  { conversations: 1_000, user: 'grow1k', token: 'grow1k' as const },
+  { conversations: 10_000, user: 'alice', token: 'alice' as const },
+  { conversations: 50_000, user: 'grow50k', token: 'grow50k' as const },
 ] as const;
 
 function seeded(w: SyncWorld, size: (typeof SIZES)[number]): { files: number } {
@@ -45,13 +45,13 @@ export const syncGrowth: Scenario = {
       const times: number[] = [];
       let steady = { ms: NaN, requests: NaN };
       for (let r = 0; r < initialRuns; r++) {
-        const { session, initial } = await timedInitialSync(w.browser, w.app.baseUrl, size.token, expected);
+        const { session, initial } = await timedInitialSync(w.browser, w.app.baseUrl, runToken(size.token), expected);
         times.push(initial.ms);
         if (r === 0) steady = await steadyPass(session.page, session.requests);
         await session.context.close();
         log(`${size.conversations}: initial sync ${(initial.ms / 1000).toFixed(2)} s (${initial.requests} req)`);
       }
-      const plain = await timedInitialSync(w.browser, w.plainApp.baseUrl, size.token, expected);
+      const plain = await timedInitialSync(w.browser, w.plainApp.baseUrl, runToken(size.token), expected);
       const plainSteady = await steadyPass(plain.session.page, plain.session.requests);
       await plain.session.context.close();
       log(`${size.conversations}: plain server initial ${(plain.initial.ms / 1000).toFixed(2)} s; steady feed ${steady.ms.toFixed(0)} ms / ${steady.requests} req, plain ${plainSteady.ms.toFixed(0)} ms / ${plainSteady.requests} req`);
