@@ -21,7 +21,14 @@ export const E2E_TOKENS = {
 };
 /** Second tokens of the same users (a new token for the same account). */
 export const E2E_SECOND_TOKENS = { erin: 'erin-e2e-second-token-0123456789' };
-const tokens = [...Object.entries(E2E_TOKENS), ...Object.entries(E2E_SECOND_TOKENS)].map(([user, token]) => `${user}:${token}`).join(',');
+/**
+ * Tokens of carol's that only seed data over the API (volume.spec.ts: 10,000 creates). The servers
+ * run with the default rate limits, which are per token: one token's reserve is 2,000 requests.
+ */
+export const E2E_SEED_TOKENS = Array.from({ length: 6 }, (_, i) => `carol-e2e-seed-token-${i}-0123456789`);
+const tokens = [...Object.entries(E2E_TOKENS), ...Object.entries(E2E_SECOND_TOKENS), ...E2E_SEED_TOKENS.map((token) => ['carol', token])]
+  .map(([user, token]) => `${user}:${token}`)
+  .join(',');
 /** The two servers' data; removed by the global teardown (same process, same pid). */
 export const E2E_DATA_ROOT = path.join(os.tmpdir(), `parley-e2e-${process.pid}`);
 

@@ -77,7 +77,8 @@ async function gateV1(context: BrowserContext, options: { noMe?: boolean } = {})
       // What a server with only the brief's interface answers.
       return route.fulfill({ status: 404, contentType: 'application/json', body: JSON.stringify({ type: 'invalid_request', code: 'resource_missing', message: 'No such route' }) });
     }
-    if (request.method() !== 'GET') {
+    // Writes: not the reads, nor the capability probe (OPTIONS /v1/uploads needs no token).
+    if (!['GET', 'HEAD', 'OPTIONS'].includes(request.method())) {
       if (gate.holdWrites) return route.abort('internetdisconnected');
       gate.writes.push(`${request.method()} ${path} ${auth.replace('Bearer ', '')}`);
     }

@@ -61,7 +61,9 @@ async function slowUploadProxy(): Promise<{ origin: string; close: () => Promise
     );
     upstream.on('error', () => res.destroy());
     res.on('close', () => upstream.destroy());
-    if (req.method === 'POST' && req.url?.startsWith('/v1/files')) {
+    // An upload's bytes: POST /v1/files, or a resumable upload's creation and PATCHes (tus).
+    const uploadBody = (req.method === 'POST' && /^\/v1\/(files|uploads)/.test(req.url ?? '')) || (req.method === 'PATCH' && req.url?.startsWith('/v1/uploads/'));
+    if (uploadBody) {
       req.on('data', (chunk: Buffer) => {
         upstream.write(chunk);
         req.pause();

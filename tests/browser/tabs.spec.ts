@@ -52,8 +52,11 @@ test('two tabs: every change sent once, one replayer at a time', async ({ contex
     maxInFlight = Math.max(maxInFlight, inFlight);
     try {
       const request = route.request();
-      if (request.method() !== 'GET') {
-        writeKeys.push(request.headers()['idempotency-key'] ?? '(none)');
+      // A write's identity: its Idempotency-Key; a resumable upload's PATCH carries none (its
+      // Upload-Offset makes it safe to repeat), so it is named by its URL and offset.
+      if (!['GET', 'HEAD', 'OPTIONS'].includes(request.method())) {
+        const headers = request.headers();
+        writeKeys.push(headers['idempotency-key'] ?? `${request.method()} ${request.url()} @${headers['upload-offset'] ?? '?'}`);
         if (writeKeys.length === 1) {
           holding = true;
           await held;
