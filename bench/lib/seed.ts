@@ -42,7 +42,7 @@ export function runToken(user: keyof typeof BENCH_TOKENS): string {
  * repeat whole initial syncs (the sync scenarios): limits they never reach. The limiter still runs
  * (its cost is in the figures); the flood scenario keeps the defaults.
  */
-export const BENCH_RATE_LIMITS = { RATE_LIMIT_PER_SECOND: '100000000', RATE_LIMIT_PEAK_PER_SECOND: '0', RATE_LIMIT_ANONYMOUS_PER_SECOND: '100000000' };
+export const BENCH_RATE_LIMITS = { RATE_LIMIT_PER_SECOND: '100000000', RATE_LIMIT_PEAK_PER_SECOND: '0', RATE_LIMIT_WRITES_PER_SECOND: '0', RATE_LIMIT_ANONYMOUS_PER_SECOND: '100000000' };
 
 /** Runs the service's migrations on a fresh DATA_DIR. */
 export async function createSchema(dataDir: string): Promise<void> {

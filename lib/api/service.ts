@@ -318,7 +318,7 @@ export class ApiService {
     if (resumable && segments[2] === 'uploads' && segments.length <= 4 && request.method === 'OPTIONS') return this.uploads.options();
     // Rate limits: a refused token counts against its address; a valid one against itself.
     const user = await this.authenticate(request).catch((error: unknown) => this.limits.refused(request.remoteAddress, error));
-    await this.limits.forToken(request.header('authorization'));
+    await this.limits.forToken(request.header('authorization'), request.method);
     const collection = segments[2];
     if (collection === 'events' && segments.length === 3 && this.config.extensions.has('events')) {
       if (request.method !== 'GET') throw methodNotAllowed(['GET']);

@@ -93,7 +93,7 @@ export function createProxy(config: ProxyConfig, log: Logger = console, options:
     if (area === '/v1') {
       try {
         assetBase = hosts.assetBase(request);
-        await limits?.forToken(request.header('authorization'));
+        await limits?.forToken(request.header('authorization'), request.method);
       } catch (error) {
         if (error instanceof ApiError) return errorReply(error);
         throw error;

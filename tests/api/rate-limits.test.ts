@@ -127,6 +127,35 @@ describe('rate limits', () => {
   });
 });
 
+describe('the write cap (RATE_LIMIT_WRITES_PER_SECOND)', () => {
+  // A generous share for everything, but at most 2 writes a second per token (1 per 500 ms window).
+  const WRITE_CAP = { RATE_LIMIT_PER_SECOND: '1000', RATE_LIMIT_BURST: '0', RATE_LIMIT_WRITES_PER_SECOND: '2' };
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await startTarget({ env: { PARLEY_TOKENS, ...WRITE_CAP }, edgeEnv: WRITE_CAP });
+  });
+  afterAll(() => s.stop());
+
+  it("a token's writes beyond the cap are refused before they act, its reads are not, and another token's writes go on", async () => {
+    const alice = client(() => s.baseUrl, TOKENS.alice);
+    const dave = client(() => s.baseUrl, TOKENS.dave);
+    const contacts = Array.from({ length: 8 }, (_, i) => `capped-${i}-${Math.random().toString(36).slice(2)}`);
+    const [writes, reads] = await Promise.all([
+      Promise.all(contacts.map((contact_id) => alice.post('/v1/conversations', { json: { contact_id } }))),
+      Promise.all(Array.from({ length: 8 }, () => alice.get('/v1/conversations?limit=1'))),
+    ]);
+    const created = writes.filter((r) => r.status === 201).length;
+    expect(created).toBeGreaterThanOrEqual(1);
+    expect(created).toBeLessThanOrEqual(2); // a window or two may pass while the eight arrive
+    for (const r of writes.filter((w) => w.status !== 201)) expectRateLimited(r);
+    for (const r of reads) expect(r.status).toBe(200);
+    // Refused writes did nothing: exactly the created ones exist.
+    const listed = (await alice.get('/v1/conversations?limit=100')).body.data.filter((c: { contact_id: string }) => contacts.includes(c.contact_id));
+    expect(listed).toHaveLength(created);
+    expect((await dave.post('/v1/conversations', { json: { contact_id: `dave-${Math.random().toString(36).slice(2)}` } })).status).toBe(201);
+  });
+});
+
 describe('rate limits off', () => {
   it('RATE_LIMIT_PER_SECOND=0 switches the per-token limit off', async () => {
     const s = await startTestServer({ env: { ...SMALL, RATE_LIMIT_PER_SECOND: '0' } });

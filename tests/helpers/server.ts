@@ -47,7 +47,7 @@ export interface TestServerOptions {
  * Tests make many requests quickly with one token, from one address: their servers get limits no
  * test reaches, unless a test sets its own (tests/api/rate-limits.test.ts). The limiter still runs.
  */
-export const GENEROUS_RATE_LIMITS = { RATE_LIMIT_PER_SECOND: '1000000', RATE_LIMIT_PEAK_PER_SECOND: '0', RATE_LIMIT_ANONYMOUS_PER_SECOND: '1000000' };
+export const GENEROUS_RATE_LIMITS = { RATE_LIMIT_PER_SECOND: '1000000', RATE_LIMIT_PEAK_PER_SECOND: '0', RATE_LIMIT_WRITES_PER_SECOND: '0', RATE_LIMIT_ANONYMOUS_PER_SECOND: '1000000' };
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const dataDir = options.dataDir ?? tempDataDir();

@@ -26,6 +26,7 @@ import type { RateLimit, RateLimits } from '../../config';
 import { ApiError } from '../errors';
 
 const TABLE = 'parley_rate_limits';
+const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 const PURGE_MS = 5 * 60_000;
 /** The longest a repeat refusal is held before it is answered (see `consume`). */
 const MAX_HOLD_MS = 1000;
@@ -91,6 +92,7 @@ export interface PgLikePool {
 
 export class RateLimiter {
   private readonly token: Bucket | null;
+  private readonly writes: Bucket | null;
   private readonly anonymous: Bucket | null;
   private readonly timer: NodeJS.Timeout | null = null;
   /** The pool as the store sees it: failures (then memory decides) are logged, at most once a minute. */
@@ -119,6 +121,7 @@ export class RateLimiter {
       this.timer.unref();
     }
     this.token = this.bucket('tok', limits.token);
+    this.writes = limits.writesPerSecond > 0 ? this.cap('wr', limits.writesPerSecond) : null;
     this.anonymous = this.bucket('adr', limits.anonymous);
   }
 
@@ -151,11 +154,16 @@ export class RateLimiter {
     return new RateLimiter(limits, pool, log);
   }
 
-  /** A /v1 request with a valid token: throws 429 rate_limited once the token is over its limit. */
-  async forToken(authorization: string | null): Promise<void> {
+  /**
+   * A /v1 request with a valid token: throws 429 rate_limited once the token is over its limit
+   * (`method`: a write also counts against the token's write cap).
+   */
+  async forToken(authorization: string | null, method = 'GET'): Promise<void> {
     const token = bearerToken(authorization);
     if (!this.token || token === null) return;
-    await this.consume(this.token, tokenKey(token), 'token');
+    const key = tokenKey(token);
+    if (this.writes && WRITES.has(method)) await this.consume(this.writes, key, 'token');
+    await this.consume(this.token, key, 'token');
   }
 
   /**
@@ -237,6 +245,12 @@ export class RateLimiter {
         return bursty.consume(key);
       },
     };
+  }
+
+  /** A flat cap of `perSecond` in this instance's memory, counted in ~100 ms windows. */
+  private cap(prefix: string, perSecond: number): Bucket {
+    const points = Math.max(1, Math.round(perSecond / 10));
+    return new RateLimiterMemory({ keyPrefix: prefix, points, duration: Math.ceil((points * 1000) / perSecond) / 1000 });
   }
 
   private limiter(keyPrefix: string, options: { points: number; duration: number }): RateLimiterAbstract {
