@@ -9,7 +9,7 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { ensureAppBuild, launchBrowser, startApp, type App } from './app';
 import { tempDir } from './proc';
-import { runToken, createSchema, seedConversations, seedSyncData } from './seed';
+import { BENCH_RATE_LIMITS, runToken, createSchema, seedConversations, seedSyncData } from './seed';
 import { round } from './stats';
 
 export const SYNC_CONVERSATIONS = Number(process.env.BENCH_SYNC_CONVERSATIONS || 10_000);
@@ -22,6 +22,14 @@ export interface SyncWorld {
   app: App;
   /** The same data served without the change feed. */
   plainApp: App;
+  /**
+   * The floors' servers: the same data, with and without the change feed, with rate limits the
+   * floors never reach. A floor is a bare loop as fast as the server answers — far faster than a
+   * client the default limits are made for — while the app's timed runs go to `app` and
+   * `plainApp`, which keep the default limits: the figures then show whether they slow the app.
+   */
+  floorApp: App;
+  plainFloorApp: App;
   browser: Browser;
   dataDir: string;
   alice: { ids: string[]; files: number; active: number };
@@ -64,8 +72,10 @@ export function syncWorld(log: (m: string) => void): Promise<SyncWorld> {
     log(`seeded alice: ${SYNC_CONVERSATIONS} conversations (${alice.active} with files), ${alice.files} files (rows + bytes); bob: ${REPLAY_CONVERSATIONS} conversations`);
     const app = await startApp(dataDir);
     const plainApp = await startApp(dataDir, { PARLEY_EXTENSIONS: PLAIN_EXTENSIONS });
+    const floorApp = await startApp(dataDir, BENCH_RATE_LIMITS);
+    const plainFloorApp = await startApp(dataDir, { PARLEY_EXTENSIONS: PLAIN_EXTENSIONS, ...BENCH_RATE_LIMITS });
     const browser = await launchBrowser();
-    return { app, plainApp, browser, dataDir, alice, bob, carol };
+    return { app, plainApp, floorApp, plainFloorApp, browser, dataDir, alice, bob, carol };
   })();
   return world;
 }
@@ -173,4 +183,6 @@ export async function disposeSyncWorld(): Promise<void> {
   await w?.browser.close().catch(() => {});
   await w?.app.child.stop();
   await w?.plainApp.child.stop();
+  await w?.floorApp.child.stop();
+  await w?.plainFloorApp.child.stop();
 }

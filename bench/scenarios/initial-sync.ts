@@ -157,7 +157,7 @@ export const initialSync: Scenario = {
     const floorMs: number[] = [];
     let floorRequests = 0;
     for (let r = 0; r < (feedOnly ? 0 : runs); r++) {
-      const { context, page } = await openSignedOut(w.browser, w.plainApp.baseUrl);
+      const { context, page } = await openSignedOut(w.browser, w.plainFloorApp.baseUrl);
       const floor = await floorLoop(page, runToken('alice'));
       await context.close();
       floorMs.push(floor.ms);
@@ -188,7 +188,7 @@ export const initialSync: Scenario = {
 
     const feedFloor: number[] = [];
     for (let r = 0; r < runs; r++) {
-      const { context, page } = await openSignedOut(w.browser, w.app.baseUrl);
+      const { context, page } = await openSignedOut(w.browser, w.floorApp.baseUrl);
       const f = await feedFloorLoop(page, runToken('alice'));
       await context.close();
       feedFloor.push(f.ms);
@@ -197,7 +197,7 @@ export const initialSync: Scenario = {
 
     const rawRuns: number[] = [];
     for (let r = 0; r < runs; r++) {
-      const { context, page } = await openSignedOut(w.browser, w.app.baseUrl);
+      const { context, page } = await openSignedOut(w.browser, w.floorApp.baseUrl);
       const raw = await rawIndexedDb(page, expected.conversations, expected.files);
       await context.close();
       rawRuns.push(raw.records / (raw.ms / 1000));
