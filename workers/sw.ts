@@ -1,12 +1,15 @@
 /// <reference lib="webworker" />
-// The service worker: precaches the app shell and build assets, serves navigations offline, and
-// keeps files the user opened so they open offline too. /v1 is never cached (the mirror is the
+// The service worker: precaches the app shell and build assets, serves navigations offline, keeps
+// files the user opened so they open offline too, and downloads the files of conversations kept
+// offline (lib/offline/downloader.ts says why here and not in the sync worker). /v1 is never cached (the mirror is the
 // offline copy of the data).
 import { cleanupOutdatedCaches, createHandlerBoundToURL, matchPrecache, precacheAndRoute } from 'workbox-precaching';
 import { NavigationRoute, registerRoute } from 'workbox-routing';
-import { CacheFirst } from 'workbox-strategies';
-import { ExpirationPlugin } from 'workbox-expiration';
+import { noteOpened, partialResponse, runPass, type DownloaderDeps } from '../lib/offline/downloader';
+import { pauseReason, type ConnectionLike } from '../lib/offline/policy';
+import { OFFLINE_MESSAGE } from '../lib/offline/settings';
 import { databaseOfTag, flushOutbox } from '../lib/sync/background';
+import { OPENED_FILES_CACHE } from '../lib/sync/removal';
 
 declare const self: ServiceWorkerGlobalScope & { __WB_MANIFEST: Array<{ url: string; revision: string | null }> };
 
@@ -39,14 +42,108 @@ registerRoute(
   }),
 );
 
-// Files the user opened: a signed URL names one version of one file, so cache-first is safe.
+// Files: a signed URL names one version of one file, so a cached copy is always right. Served
+// from the cache when there ("parley-files": files the user opened, and those of conversations
+// kept offline, downloaded by lib/offline/downloader.ts), else from the network and cached.
+// Every opening is recorded (last opened, for least-recently-opened eviction); the budget is
+// applied by the downloader's pass that follows. A Range request for a cached file is answered
+// from the cached copy (PDF viewers ask for ranges).
 registerRoute(
-  ({ url, request }) => url.origin === self.location.origin && url.pathname.startsWith('/files/') && request.method === 'GET' && !request.headers.has('range'),
-  new CacheFirst({
-    cacheName: 'parley-files',
-    plugins: [new ExpirationPlugin({ maxEntries: 300, maxAgeSeconds: 30 * 24 * 3600, purgeOnQuotaError: true })],
-  }),
+  ({ url, request }) => url.origin === self.location.origin && url.pathname.startsWith('/files/') && request.method === 'GET',
+  async ({ request, event }) => {
+    const cache = await caches.open(OPENED_FILES_CACHE);
+    const cached = await cache.match(request.url);
+    const extend = (work: Promise<unknown>) => (event as ExtendableEvent).waitUntil(work.catch(() => {}));
+    if (cached) {
+      extend(opened(request.url, Number(cached.headers.get('content-length') ?? 0)));
+      return request.headers.has('range') ? partialResponse(request, cached) : cached;
+    }
+    if (request.headers.has('range')) return fetch(request);
+    const response = await fetch(request);
+    if (response.status === 200) {
+      const copy = response.clone();
+      extend(
+        (async () => {
+          const bytes = await copy.blob();
+          const headers = new Headers(copy.headers);
+          headers.set('content-length', String(bytes.size));
+          await cache.put(request.url, new Response(bytes, { status: 200, headers }));
+          await opened(request.url, bytes.size);
+        })(),
+      );
+    }
+    return response;
+  },
 );
+
+const downloader: DownloaderDeps = {
+  fetch: (input, init) => fetch(input, init),
+  caches,
+  origin: self.location.origin,
+  connection: () => (self.navigator as Navigator & { connection?: ConnectionLike }).connection ?? null,
+  quota: async () => (await self.navigator.storage?.estimate?.().catch(() => null))?.quota ?? null,
+  now: () => Date.now(),
+  wait: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+};
+
+/** The app's databases on this device (sign-out deletes them; the downloader never creates one). */
+const told = new Set<string>();
+async function appDatabases(): Promise<string[]> {
+  const listed = (await indexedDB.databases?.().catch(() => [])) ?? [];
+  return [...new Set([...listed.map((d) => d.name ?? '').filter((n) => n.startsWith('parley-sync-')), ...told])];
+}
+
+/** One pass per database at a time; a wake during a pass runs one more after it. */
+const passes = new Map<string, { running: Promise<void>; again: boolean }>();
+function pass(database: string): Promise<void> {
+  const current = passes.get(database);
+  if (current) {
+    current.again = true;
+    return current.running;
+  }
+  const entry = { running: Promise.resolve(), again: false };
+  entry.running = (async () => {
+    try {
+      do {
+        entry.again = false;
+        await runPass(database, downloader).catch((error) => console.warn('[parley] keep offline:', error));
+      } while (entry.again);
+    } finally {
+      passes.delete(database);
+    }
+  })();
+  passes.set(database, entry);
+  return entry.running;
+}
+
+async function passAll(): Promise<void> {
+  await Promise.all((await appDatabases()).map(pass));
+}
+
+async function opened(url: string, size: number): Promise<void> {
+  for (const database of await appDatabases()) {
+    if (await noteOpened(database, url, size > 0 ? { size } : null, downloader)) await pass(database);
+  }
+}
+
+// Wakes: the page asks (a "Keep offline" toggle, a setting, the Device screen) …
+self.addEventListener('message', (event) => {
+  if (event.data?.type !== OFFLINE_MESSAGE || typeof event.data.database !== 'string') return;
+  told.add(event.data.database);
+  event.waitUntil(pass(event.data.database));
+});
+// … the app's own requests (at start and while it syncs), at most every 30 s …
+let lastWake = 0;
+self.addEventListener('fetch', (event) => {
+  const now = Date.now();
+  if (now - lastWake < 30_000) return;
+  lastWake = now;
+  event.waitUntil(passAll());
+});
+// … and a connection that stops being slow or metered while the worker runs.
+(self.navigator as Navigator & { connection?: EventTarget & ConnectionLike }).connection?.addEventListener?.('change', () => {
+  if (!pauseReason(downloader.connection())) void passAll();
+});
 
 // A new version waits until the user accepts "reload to update".
 self.addEventListener('message', (event) => {

@@ -1,6 +1,9 @@
 'use client';
 import { useLiveQuery } from 'dexie-react-hooks';
 import { useEffect, useRef, useState, type ChangeEvent } from 'react';
+import { isKept } from '@/lib/offline/policy';
+import { readKeepPinned, setKeepOffline, wakeDownloaderOnConnectionChange } from '@/lib/offline/settings';
+import type { ConversationView } from '@/lib/sync';
 import { conversationTitle } from '@/lib/view/conversations';
 import { humanSize, humanTime, humanType } from '@/lib/view/format';
 import { failureText, useAction } from './ActionAlert';
@@ -79,6 +82,7 @@ export function ConversationScreen({ id }: { id: string }) {
           {conversation.syncState !== 'synced' && <span className={`mark ${conversation.syncState}`}>{conversation.syncState === 'pending' ? 'unsynced' : 'failed'}</span>}
         </p>
         {pinnedFile && <p className="pinned">Pinned message: {pinnedFile.filename}</p>}
+        <KeepOffline conversation={conversation} fileCount={sorted.filter((f) => f.syncState !== 'pending' || f.file_url !== '').length} />
       </div>
 
       <div className="upload">
@@ -137,5 +141,43 @@ export function ConversationScreen({ id }: { id: string }) {
         </ul>
       )}
     </section>
+  );
+}
+
+/**
+ * "Keep offline": the conversation's files are downloaded in the background by the service worker
+ * (lib/offline/downloader.ts) and kept out of eviction. Pinned conversations are kept unless the
+ * Device screen's setting says otherwise; the toggle is the user's own choice and wins.
+ */
+function KeepOffline({ conversation, fileCount }: { conversation: ConversationView; fileCount: number }) {
+  const { connection } = useSession();
+  const { db } = connection;
+  const { run, alert } = useAction();
+  const choice = useLiveQuery(() => db.offlineKeep.get(conversation.id), [db, conversation.id], null);
+  const keepPinned = useLiveQuery(() => readKeepPinned(db), [db], null);
+  const onDevice = useLiveQuery(() => db.offlineFiles.where('conversationId').equals(conversation.id).filter((f) => f.complete).count(), [db, conversation.id], 0);
+  const kept = choice !== null && keepPinned !== null && isKept(conversation, choice?.keep, keepPinned);
+  // A kept conversation on screen: resume its downloads now and when the connection changes.
+  useEffect(() => (kept ? wakeDownloaderOnConnectionChange(db.name) : undefined), [kept, db]);
+  if (choice === null || keepPinned === null) return null;
+  return (
+    <div className="keep-offline">
+      <button
+        type="button"
+        className="with-label"
+        aria-pressed={kept}
+        title={kept ? 'Stop keeping this conversation’s files on this device' : 'Download this conversation’s files to open them with no network'}
+        onClick={() => void run(kept ? 'stop keeping the files offline' : 'keep the files offline', () => setKeepOffline(db, conversation.id, !kept))}
+      >
+        <Icon name="file" />
+        <span>Keep offline</span>
+      </button>{' '}
+      <span data-testid="keep-offline-state">
+        {kept
+          ? `${Math.min(onDevice, fileCount)} of ${fileCount} files on this device${choice === undefined ? ' (pinned)' : ''}`
+          : 'Files are kept on this device only once opened'}
+      </span>
+      {alert}
+    </div>
   );
 }

@@ -17,11 +17,18 @@ function filenameAdvice(name: string): string | null {
   return `The name ${problem}.`;
 }
 
-/** Open (once synced), rename, delete — for one file. */
+/** A row of an upload the server does not have yet (queued, on its way, or refused): it can be cancelled. */
+export function isPendingUpload(file: FileView): boolean {
+  return file.syncState !== 'synced' && file.file_url === '';
+}
+
+/** Open (once synced), rename, delete — for one file; an upload on its way: cancel. */
 export function FileActions({ file }: { file: FileView }) {
   const { connection } = useSession();
   const [renaming, setRenaming] = useState(false);
   const [deleting, setDeleting] = useState(false);
+  const [cancelling, setCancelling] = useState(false);
+  const upload = isPendingUpload(file);
   const [name, setName] = useState(file.filename);
   const [error, setError] = useState<string | null>(null);
   const { run, alert } = useAction();
@@ -44,9 +51,15 @@ export function FileActions({ file }: { file: FileView }) {
       <button type="button" className="icon-button" aria-label={`Rename ${file.filename}`} title="Rename" onClick={() => { setName(file.filename); setError(null); setRenaming(true); }}>
         <Icon name="edit" />
       </button>
-      <button type="button" className="icon-button" aria-label={`Delete ${file.filename}`} title="Delete" onClick={() => setDeleting(true)}>
-        <Icon name="trash" />
-      </button>
+      {upload ? (
+        <button type="button" className="icon-button" aria-label={`Cancel upload of ${file.filename}`} title="Cancel upload" onClick={() => setCancelling(true)}>
+          <Icon name="trash" />
+        </button>
+      ) : (
+        <button type="button" className="icon-button" aria-label={`Delete ${file.filename}`} title="Delete" onClick={() => setDeleting(true)}>
+          <Icon name="trash" />
+        </button>
+      )}
       <Dialog title="Rename file" open={renaming} onClose={() => setRenaming(false)}>
         <form onSubmit={rename} noValidate>
           <label htmlFor={`rename-${file.id}`}>New name</label>
@@ -64,6 +77,24 @@ export function FileActions({ file }: { file: FileView }) {
           <button type="button" onClick={() => setDeleting(false)}>Cancel</button>
           <button type="button" className="danger" onClick={() => { setDeleting(false); void run(`delete “${file.filename}”`, () => connection.client.deleteFile(file.id)); }}>
             Delete file
+          </button>
+        </div>
+      </Dialog>
+      <Dialog title={`Cancel the upload of “${file.filename}”?`} open={cancelling} onClose={() => setCancelling(false)}>
+        <p>The file will not be sent: what this device has queued is removed, and whatever part already reached the server is removed there too.</p>
+        <p>If it finishes arriving before the cancel does, the file is deleted from the server instead.</p>
+        <div className="actions">
+          <button type="button" onClick={() => setCancelling(false)}>Keep uploading</button>
+          <button
+            type="button"
+            className="danger"
+            onClick={() => {
+              setCancelling(false);
+              // An upload that completes meanwhile is deleted instead (the dialog says so).
+              void run(`cancel the upload of “${file.filename}”`, () => connection.client.cancelUpload(file.id));
+            }}
+          >
+            Cancel upload
           </button>
         </div>
       </Dialog>

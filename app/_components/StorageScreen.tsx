@@ -1,9 +1,13 @@
 'use client';
 // "This device": whether the browser keeps Parley's data (persistent storage), how much of the
 // quota it uses, and what has not reached the server yet: what decides if the data survives.
-import { useCallback, useEffect, useState } from 'react';
+import { useLiveQuery } from 'dexie-react-hooks';
+import { useCallback, useEffect, useState, type FormEvent } from 'react';
+import { defaultBudget, effectiveBudget, MiB, summarise } from '@/lib/offline/policy';
+import { keptConversationIds, readBudgetSetting, readKeepPinned, readOfflineStatus, setBudget, setKeepPinned, wakeDownloaderOnConnectionChange, type OfflineStatus } from '@/lib/offline/settings';
 import { readDeviceStorage, requestPersistence, type DeviceStorage } from '@/lib/view/device-storage';
 import { humanSize } from '@/lib/view/format';
+import { useSession } from './session-context';
 import { useSyncStatus } from './StatusBar';
 
 function persistedText(persisted: boolean | null): string {
@@ -64,6 +68,96 @@ export function StorageScreen() {
         This device keeps a copy of your conversations and files, and the changes you make until they reach the server. If
         the browser clears it, Parley reloads your data from the server and tells you if unsent changes were lost.
       </p>
+      <OfflineFiles quota={storage?.quota ?? null} />
     </section>
+  );
+}
+
+function pausedText(paused: OfflineStatus['paused']): string {
+  return paused === 'save-data' ? 'Paused: the browser asks to save data (Data Saver).' : 'Paused: the connection is slow (2G); downloads continue when it is better.';
+}
+
+/** Files kept for offline (lib/offline): what is kept, the room it takes, the budget and the pinned rule. */
+function OfflineFiles({ quota }: { quota: number | null }) {
+  const { connection } = useSession();
+  const { db } = connection;
+  const rows = useLiveQuery(() => db.offlineFiles.toArray(), [db]);
+  const kept = useLiveQuery(() => keptConversationIds(db), [db]);
+  const keepPinned = useLiveQuery(() => readKeepPinned(db), [db]);
+  const budgetSetting = useLiveQuery(() => readBudgetSetting(db), [db]);
+  const status = useLiveQuery(() => readOfflineStatus(db), [db]);
+  const [budgetText, setBudgetText] = useState<string | null>(null);
+  // The box follows a click at once; the stored setting (read back live) catches up.
+  const [pinnedClicked, setPinnedClicked] = useState<boolean | null>(null);
+
+  // Opening this screen also resumes what was waiting (a connection that got better, say).
+  useEffect(() => wakeDownloaderOnConnectionChange(db.name), [db]);
+
+  if (rows === undefined || kept === undefined || keepPinned === undefined || budgetSetting === undefined) return null;
+  const sums = summarise(rows.map((r) => ({ ...r, kept: r.conversationId !== null && kept.has(r.conversationId) })));
+  const budget = effectiveBudget(budgetSetting, quota);
+  const shownBudget = budgetText ?? String(Math.round((budgetSetting ?? budget) / MiB));
+
+  function saveBudget(event: FormEvent) {
+    event.preventDefault();
+    const mib = Number(shownBudget);
+    if (!Number.isFinite(mib) || mib <= 0) return;
+    setBudgetText(null);
+    void setBudget(db, Math.round(mib * MiB));
+  }
+
+  return (
+    <>
+      <h2>Files kept for offline</h2>
+      <dl className="facts">
+        <dt>Kept offline</dt>
+        <dd data-testid="offline-kept">
+          {kept.size === 0
+            ? 'No conversation is kept offline.'
+            : `${kept.size} ${kept.size === 1 ? 'conversation' : 'conversations'}: ${sums.keptFiles} ${sums.keptFiles === 1 ? 'file' : 'files'}, ${humanSize(sums.keptBytes)}`}
+        </dd>
+        <dt>Other opened files</dt>
+        <dd data-testid="offline-other">{`${sums.otherFiles} ${sums.otherFiles === 1 ? 'file' : 'files'}, ${humanSize(sums.otherBytes)}`}</dd>
+        <dt>Downloads</dt>
+        <dd data-testid="offline-downloads">
+          {status?.paused
+            ? pausedText(status.paused)
+            : status && status.waiting > 0
+              ? `${status.waiting} ${status.waiting === 1 ? 'file' : 'files'} waiting${status.failure ? ` (${status.failure})` : ''}`
+              : 'Nothing waiting'}
+          {status && status.tooBig > 0 ? ` · ${status.tooBig} ${status.tooBig === 1 ? 'file does' : 'files do'} not fit in the budget` : ''}
+        </dd>
+      </dl>
+      <form className="offline-settings" onSubmit={saveBudget}>
+        <label htmlFor="offline-budget">Room for files (MB)</label>
+        <input id="offline-budget" type="number" inputMode="numeric" min={1} step={1} value={shownBudget} onChange={(e) => setBudgetText(e.target.value)} />
+        <button type="submit">Save</button>
+        {budgetSetting !== null && (
+          <button type="button" onClick={() => { setBudgetText(null); void setBudget(db, null); }}>
+            Use the default
+          </button>
+        )}
+        <p data-testid="offline-budget">
+          {`${humanSize(sums.keptBytes + sums.otherBytes)} of ${humanSize(budget)} used. `}
+          {budgetSetting === null
+            ? `The default: the smaller of 20% of the browser's quota and 1 GB (${humanSize(defaultBudget(quota))} here).`
+            : 'Set by you.'}{' '}
+          When it is full, the files opened longest ago are removed first; files of conversations kept offline never are.
+        </p>
+      </form>
+      <fieldset>
+        <label>
+          <input
+            type="checkbox"
+            checked={pinnedClicked ?? keepPinned}
+            onChange={(e) => {
+              setPinnedClicked(e.target.checked);
+              void setKeepPinned(db, e.target.checked);
+            }}
+          /> Keep pinned conversations offline (on
+          by default)
+        </label>
+      </fieldset>
+    </>
   );
 }

@@ -13,20 +13,36 @@ export function useUploadProgress(): UploadProgress {
   return useLiveQuery(() => readUploadProgress(connection.db), [connection.db]) ?? NONE;
 }
 
+/** "31 of 48 MB" (one unit when both share it), "512 KB of 2.0 MB" otherwise. */
+export function sizeOf(sent: number, total: number): string {
+  const [a, b] = [humanSize(sent), humanSize(total)];
+  const [value, unit] = a.split(' ');
+  return b.endsWith(` ${unit}`) ? `${value} of ${b}` : `${a} of ${b}`;
+}
+
 function describe(sent: number, total: number, resumed = false): string {
   // After a cut, a reload or a crash a resumable upload goes on from the server's offset.
-  if (resumed && total > 0) return `Resuming — ${humanSize(sent)} of ${humanSize(total)}`;
+  if (resumed && total > 0) return `Resuming — ${sizeOf(sent, total)}`;
   return total > 0 ? `${Math.min(100, Math.floor((sent / total) * 100))}% sent` : `${humanSize(sent)} sent`;
 }
 
-/** "40% sent" next to a pending file while its upload is on the way; nothing otherwise. */
+/**
+ * On a pending file's row while its upload is on the way: "40% sent" (or "Resuming — 31 of 48 MB"
+ * after a cut: the bar then starts at the server's offset) and a bar; nothing otherwise.
+ */
 export function UploadProgressMark({ fileId }: { fileId: string }) {
   const progress = useUploadProgress()[fileId];
   if (!progress) return null;
+  const text = describe(progress.sent, progress.total, progress.resumed);
   return (
-    <span className="mark progress" data-testid="upload-progress" title={`${humanSize(progress.sent)} of ${humanSize(progress.total)} sent`}>
-      {describe(progress.sent, progress.total, progress.resumed)}
-    </span>
+    <>
+      <span className="mark progress" data-testid="upload-progress" title={`${humanSize(progress.sent)} of ${humanSize(progress.total)} sent`}>
+        {text}
+      </span>
+      {progress.total > 0 && (
+        <progress className="upload-bar" data-testid="upload-bar" value={Math.min(progress.sent, progress.total)} max={progress.total} aria-label={text} />
+      )}
+    </>
   );
 }
 

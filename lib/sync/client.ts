@@ -24,7 +24,7 @@ import {
   type OpBody,
   type OutboxOp,
 } from './operations';
-import { discardable, queued, retriedByUser, type NewOp } from './lifecycle';
+import { cancelled, discardable, queued, retriedByUser, type NewOp } from './lifecycle';
 import { rebuildViews } from './rebase';
 import { freeBytes, isConnectionLost, isQuotaError, reopen, uploadTooBig, type EstimateStorage } from './storage';
 
@@ -110,8 +110,12 @@ export function createSyncClient(db: ParleyDb, options: SyncClientOptions = {}) 
     if (!(await db.files.get(id))) throw new SyncInputError(`no file ${id}`, 'id');
   }
 
-  /** Remove operations and everything that can only run after them (their creations' users). */
-  async function cancel(initial: OutboxOp[]): Promise<Set<string>> {
+  /**
+   * Remove operations and everything that can only run after them (their creations' users).
+   * `keep`: the initial operations' rows stay (their queued bytes go): a cancelled upload that
+   * still has to be ended on the server.
+   */
+  async function cancel(initial: OutboxOp[], keep = false): Promise<Set<string>> {
     const all = await db.outbox.orderBy('seq').toArray();
     const doomed = new Set(initial.map((op) => op.id));
     const gone = new Set<string>();
@@ -128,6 +132,7 @@ export function createSyncClient(db: ParleyDb, options: SyncClientOptions = {}) 
       mentionedIds(op).forEach((id) => touched.add(id));
       if (op.body.kind === 'file.upload') await db.uploadChunks.where('opId').equals(op.id).delete();
     }
+    if (keep) initial.forEach((op) => doomed.delete(op.id));
     await db.outbox.where('id').anyOf([...doomed]).delete();
     return touched;
   }
@@ -162,6 +167,26 @@ export function createSyncClient(db: ParleyDb, options: SyncClientOptions = {}) 
       if (value !== undefined) (patch as Record<string, unknown>)[key] = value;
     }
     return patch;
+  }
+
+  /** A file's deletion (inside the caller's transaction): a never-sent upload simply goes. */
+  async function deleteIn(rawId: string): Promise<void> {
+    const id = await resolve(rawId);
+    await requireFile(id);
+    const ops = await opsFor(id);
+    const upload = ops.find((op) => op.body.kind === 'file.upload');
+    const all = await db.outbox.toArray();
+    const messageUsedLater =
+      upload?.body.kind === 'file.upload' &&
+      upload.body.tempMessageId !== null &&
+      all.some((op) => op.id !== upload.id && mentionedIds(op).includes((upload.body as { tempMessageId: string }).tempMessageId));
+    if (upload && certainlyNotCreated(upload) && !messageUsedLater) {
+      await cancel([upload]);
+    } else {
+      await cancel(ops.filter((op) => op.body.kind === 'file.rename' && neverSent(op)));
+      await db.outbox.add(newOp('file', id, { kind: 'file.delete' }));
+    }
+    await rebuild({ files: [id] });
   }
 
   const api = {
@@ -316,23 +341,37 @@ export function createSyncClient(db: ParleyDb, options: SyncClientOptions = {}) 
     },
 
     async deleteFile(rawId: string): Promise<void> {
-      await write(async () => {
+      // An async function: Dexie follows its awaits through the transaction only when it can tell.
+      await write(async () => deleteIn(rawId));
+    },
+
+    /**
+     * The user's "Cancel upload" on a file's row, in one transaction: its queued bytes and the
+     * upload's operation go, with whatever waits on it (a queued pin of its message, a rename of
+     * the file). `dropped`: it never reached the server. `cancelling`: it may have (a tus upload
+     * begun, a request out): the operation becomes the upload's cancellation (lifecycle.ts
+     * `cancelled`), which the replay sends — the upload terminated, a running transfer aborted, and
+     * the file deleted if the upload completed meanwhile. `deleted`: the upload had already
+     * completed: the file is deleted (as deleteFile).
+     */
+    async cancelUpload(rawId: string): Promise<'dropped' | 'cancelling' | 'deleted'> {
+      return write(async () => {
         const id = await resolve(rawId);
         await requireFile(id);
-        const ops = await opsFor(id);
-        const upload = ops.find((op) => op.body.kind === 'file.upload');
-        const all = await db.outbox.toArray();
-        const messageUsedLater =
-          upload?.body.kind === 'file.upload' &&
-          upload.body.tempMessageId !== null &&
-          all.some((op) => op.id !== upload.id && mentionedIds(op).includes((upload.body as { tempMessageId: string }).tempMessageId));
-        if (upload && certainlyNotCreated(upload) && !messageUsedLater) {
-          await cancel([upload]);
-        } else {
-          await cancel(ops.filter((op) => op.body.kind === 'file.rename' && neverSent(op)));
-          await db.outbox.add(newOp('file', id, { kind: 'file.delete' }));
+        const upload = (await opsFor(id)).find((op) => op.body.kind === 'file.upload');
+        if (!upload) {
+          await deleteIn(id);
+          return 'deleted';
         }
-        await rebuild({ files: [id] });
+        if (certainlyNotCreated(upload) && !upload.tus?.url) {
+          const touched = await cancel([upload]);
+          await rebuild({ conversations: touched, files: [id, ...touched] });
+          return 'dropped';
+        }
+        const touched = await cancel([upload], true);
+        await db.outbox.update(upload.seq, cancelled(upload));
+        await rebuild({ conversations: touched, files: [id, ...touched] });
+        return 'cancelling';
       });
     },
 

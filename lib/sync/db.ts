@@ -56,6 +56,44 @@ export interface FileScan {
   passId: number;
 }
 
+/**
+ * "Keep offline" chosen for a conversation (lib/offline): true keeps its files on the device, false
+ * opts a pinned conversation out of "keep pinned conversations offline". No row: the pinned rule.
+ */
+export interface OfflineKeep {
+  conversationId: string;
+  keep: boolean;
+}
+
+/**
+ * A file's bytes on the device (lib/offline): complete (in the service worker's file cache), or
+ * partly downloaded (the bytes so far in `downloadChunks`, continued with Range).
+ */
+export interface OfflineFile {
+  fileId: string;
+  conversationId: string | null;
+  /** The signed URL the bytes are cached under (a rename makes a new one). */
+  url: string;
+  /** Total size in bytes (the file's file_size, or what the response said). */
+  size: number;
+  /** Bytes held in downloadChunks while incomplete; equals size once complete. */
+  received: number;
+  complete: boolean;
+  /** When the user last opened it (ms), null if never: least recently opened goes first. */
+  lastOpenedAt: number | null;
+  /** The response's ETag, sent as If-Range when continuing. */
+  etag: string | null;
+  /** Response headers kept for the whole response (type, disposition, safety headers). */
+  headers: Array<[string, string]>;
+}
+
+/** Bytes of a partly downloaded file, keyed by their offset in it. */
+export interface DownloadChunk {
+  fileId: string;
+  offset: number;
+  bytes: ArrayBuffer;
+}
+
 export interface MetaRow {
   key: string;
   value: unknown;
@@ -71,6 +109,11 @@ export type ParleyDb = Dexie & {
   idAliases: EntityTable<IdAlias, 'tempId'>;
   fileScans: EntityTable<FileScan, 'conversationId'>;
   meta: EntityTable<MetaRow, 'key'>;
+  offlineKeep: EntityTable<OfflineKeep, 'conversationId'>;
+  offlineFiles: EntityTable<OfflineFile, 'fileId'>;
+  downloadChunks: EntityTable<DownloadChunk, 'fileId'>;
+  /** What the offline-files downloader last reported (lib/offline); apart from meta, which says whether the mirror is empty. */
+  offlineState: EntityTable<MetaRow, 'key'>;
 };
 
 // ---- Names. One database per (server origin, user): a new token of the same user finds the same
@@ -213,6 +256,13 @@ export function openSyncDb(name: string, options: DexieOptions = {}): ParleyDb {
         .filter((f: ServerFile) => !changed.has(f.id) && !(f.conversationId !== null && deleting.has(f.conversationId)))
         .delete();
     });
+  // Version 7 ("Keep offline", lib/offline): new tables only, nothing existing is touched.
+  db.version(7).stores({
+    offlineKeep: 'conversationId',
+    offlineFiles: 'fileId, conversationId',
+    downloadChunks: '[fileId+offset], fileId',
+    offlineState: 'key',
+  });
   db.use(listKeysMiddleware);
   return db;
 }

@@ -15,6 +15,7 @@ const METHODS = {
   uploadFile: true,
   renameFile: true,
   deleteFile: true,
+  cancelUpload: true,
   retryOperation: true,
   discardOperation: true,
 } as const satisfies Record<keyof SyncClient, true>;

@@ -17,6 +17,18 @@
 //
 //   And: inflight left behind by a replayer that died → queued with outcomeUnknown (recovered).
 //
+//   Cancelling an upload (the user's "Cancel upload", client.ts cancelUpload):
+//     never sent (or refused, nothing unknown) ──► gone, with its bytes and what waits on it
+//     otherwise (queued, inflight or failed)   ──► `cancelled`: the same row becomes a deletion
+//       (body file.delete, `cancelledUpload` kept) in the one transaction that drops its queued
+//       bytes and its dependents; the file's row goes at once. The replay then ends it on the
+//       server: the tus upload terminated (DELETE <tus.url>; 404 = done) and, if the upload
+//       completed (its HEAD names the file, or the completion raced the cancel), the file deleted.
+//       Sent, retried and dead-lettered like any other operation.
+//     An inflight upload is the one case where someone other than the replayer changes an inflight
+//     row: the replayer sees it (it watches the row while a tus transfer runs, and re-reads it
+//     before recording an answer), aborts the transfer, and goes on with the deletion.
+//
 // - queued: waiting to be sent (not before `nextAttemptAt`). While it has never been sent
 //   (`firstSentAt === null`) the client may still amend its body (coalescing edits) or cancel it.
 // - inflight: claimed by the one replayer holding the sync lock; a request may be on the wire.
@@ -71,6 +83,14 @@ export interface TusState {
   generation: number;
 }
 
+/** An upload the user cancelled after it may have reached the server (see `cancelled`). */
+export interface CancelledUpload {
+  /** The upload as it was queued (its name and target, for what the row and status say). */
+  upload: import('./operations').UploadBody;
+  /** The file it created, when known (its completion raced the cancel): deleted by the replay. */
+  fileId: string | null;
+}
+
 /** An operation as it is stored in the outbox (`seq` assigned by IndexedDB on insert). */
 export interface OutboxOp {
   /** Global replay order (auto-increment). Order among dependent operations is seq order. */
@@ -109,6 +129,12 @@ export interface OutboxOp {
    * delete would then take the new one along.
    */
   after?: string[];
+  /**
+   * Set when the user cancelled this upload after it may have reached the server: the body is then
+   * `file.delete` of the upload's (temp) file, and the replay ends the upload instead (`op.tus`:
+   * DELETE the upload; `fileId`, or the upload's HEAD: DELETE the file).
+   */
+  cancelledUpload?: CancelledUpload;
 }
 
 /** An operation about to be queued: IndexedDB gives it its seq. */
@@ -206,11 +232,48 @@ export function rewritten(op: OutboxOp, body: OpBody): OpChange {
 export function deadLettered(op: OutboxOp, error: OpError): OpChange {
   if (op.outcomeUnknown) return { state: 'failed', error };
   // A new key: a Retry begins a new resumable upload too (the refused one is not resumed).
-  return { state: 'failed', error, outcomeUnknown: false, keyVersion: (op.keyVersion ?? 0) + 1, ...(op.tus ? { tus: undefined } : {}) };
+  // A cancellation keeps its upload's URL: a Retry must still end that upload.
+  return { state: 'failed', error, outcomeUnknown: false, keyVersion: (op.keyVersion ?? 0) + 1, ...(op.tus && !op.cancelledUpload ? { tus: undefined } : {}) };
 }
 
 /** failed → queued: the user pressed Retry; a fresh start, at once. */
 export const retriedByUser: OpChange = { state: 'queued', error: null, attempts: 0, nextAttemptAt: 0 };
+
+/**
+ * An upload → its cancellation, in any state (queued, inflight or failed) once it may have reached
+ * the server (otherwise the client simply drops it). The body becomes a deletion of the upload's
+ * file, so nothing shows it and nothing waits on what it would have created; a new key (the
+ * upload's key belongs to its creation); at once; a dead letter becomes a live deletion; an
+ * inflight one stays inflight (its replayer notices, aborts the transfer and sends the deletion).
+ */
+export function cancelled(op: OutboxOp, fileId: string | null = null): OpChange {
+  if (op.body.kind !== 'file.upload') return {};
+  return {
+    body: { kind: 'file.delete' },
+    cancelledUpload: { upload: op.body, fileId },
+    state: op.state === 'inflight' ? 'inflight' : 'queued',
+    error: null,
+    nextAttemptAt: 0,
+    attempts: op.state === 'inflight' ? op.attempts : 0,
+    keyVersion: (op.keyVersion ?? 0) + 1,
+  };
+}
+
+/** The cancelled upload's completion is known (it raced the cancel): its file is to be deleted too. */
+export function cancelledUploadMade(op: OutboxOp, fileId: string): OpChange {
+  if (!op.cancelledUpload) return {};
+  return { cancelledUpload: { ...op.cancelledUpload, fileId } };
+}
+
+/**
+ * The cancelled upload's answer arrived after the cancel (the upload completed; `fileId` is the
+ * file it made): recorded answers leave the outbox, so the cancellation is queued again, as a new
+ * row in the same transaction, with the file to delete.
+ */
+export function cancelRequeued(current: OutboxOp, fileId: string): NewOp {
+  const { seq: _seq, ...rest } = current;
+  return { ...rest, ...cancelledUploadMade(current, fileId), state: 'queued', nextAttemptAt: 0 };
+}
 
 /** Whether the user may discard it now (an inflight one belongs to the replayer). */
 export function discardable(op: Pick<OutboxOp, 'state'>): boolean {

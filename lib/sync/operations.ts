@@ -10,30 +10,32 @@ export interface ConversationPatch {
   last_opened_at?: number;
 }
 
+export interface UploadBody {
+  kind: 'file.upload';
+  /** The conversation the file goes into (temp or real); always known, also for message uploads. */
+  conversationId: string;
+  /** Attach to this existing message (temp or real); null = the server creates a new message. */
+  messageId: string | null;
+  /** The temp id of the message the server will create when messageId is null. */
+  tempMessageId: string | null;
+  filename: string;
+  fileType: string;
+  size: number;
+  chunkCount: number;
+}
+
 export type OpBody =
   | { kind: 'conversation.create'; contact_id: string | null; group_id: string | null }
   | { kind: 'conversation.update'; patch: ConversationPatch }
   | { kind: 'conversation.delete' }
-  | {
-      kind: 'file.upload';
-      /** The conversation the file goes into (temp or real); always known, also for message uploads. */
-      conversationId: string;
-      /** Attach to this existing message (temp or real); null = the server creates a new message. */
-      messageId: string | null;
-      /** The temp id of the message the server will create when messageId is null. */
-      tempMessageId: string | null;
-      filename: string;
-      fileType: string;
-      size: number;
-      chunkCount: number;
-    }
+  | UploadBody
   | { kind: 'file.rename'; filename: string }
   | { kind: 'file.delete' };
 
 export type OpKind = OpBody['kind'];
 
 // The stored operation, its states and what each field means: lifecycle.ts.
-export type { OpError, OpState, OutboxOp, TusState, UploadSnapshot } from './lifecycle';
+export type { CancelledUpload, OpError, OpState, OutboxOp, TusState, UploadSnapshot } from './lifecycle';
 import { neverSent, type OutboxOp } from './lifecycle';
 export { neverSent };
 
@@ -136,7 +138,8 @@ export function readyBatch(ordered: readonly OutboxOp[], blocked: ReadonlySet<st
   for (const op of ordered) {
     if (op.state === 'failed' || blocked.has(op.id)) continue;
     const mentioned = mentionedIds(op);
-    const own = creates(op);
+    // A cancelled upload names the temp id of a file that will never exist: nothing to wait for.
+    const own = op.cancelledUpload ? [op.entityId] : creates(op);
     const waits =
       op.state === 'inflight' ||
       mentioned.some((id) => held.has(id) || (isTempId(id) && !own.includes(id))) ||
@@ -180,6 +183,10 @@ export function remapOp(op: OutboxOp, tempId: string, realId: string): OutboxOp 
     };
   } else if (body.kind === 'conversation.update' && body.patch.pinned_message_id) {
     next.body = { ...body, patch: { ...body.patch, pinned_message_id: swap(body.patch.pinned_message_id) } };
+  }
+  if (op.cancelledUpload) {
+    const upload = op.cancelledUpload.upload;
+    next.cancelledUpload = { ...op.cancelledUpload, upload: { ...upload, conversationId: swap(upload.conversationId), messageId: upload.messageId ? swap(upload.messageId) : null } };
   }
   return next;
 }

@@ -48,6 +48,8 @@ export interface ReplayDeps extends HttpDeps {
   uploadStallMs?: number;
   /** Resumable uploads: bytes per PATCH (default 4 MiB). */
   uploadPatchBytes?: number;
+  /** Resumable uploads: how often a running transfer looks for the user's cancel (default 250 ms). */
+  uploadCancelPollMs?: number;
 }
 
 export type PushResult =
@@ -276,6 +278,7 @@ class Pipeline {
   /** Sends one claimed operation and settles it: an answer to record, or a failure stored. */
   private async replayOne(op: OutboxOp): Promise<void> {
     const { deps } = this;
+    if (op.cancelledUpload) return this.replayCancelled(op);
     if (op.body.kind === 'file.upload') {
       const resumable = await this.resumable(op);
       if (resumable.kind !== 'ok') return this.failed(op, resumable, false);
@@ -291,7 +294,7 @@ class Pipeline {
         const found = await verifyUpload(deps, op);
         if (found.kind !== 'ok') return this.failed(op, found, false);
         if (found.value) {
-          this.answers.push({ op, effect: apply.fileUploaded(found.value) });
+          this.answers.push({ op, effect: unlessCancelled(found.value.id, apply.fileUploaded(found.value)) });
           return;
         }
       }
@@ -305,6 +308,13 @@ class Pipeline {
       }
       this.answers.push({ op, effect: outcome.value });
       return;
+    }
+    if (op.body.kind === 'file.upload') {
+      // Cancelled while its request was out (a POST /v1/files cannot be aborted from here): the
+      // cancellation goes on at once; a request whose answer was lost may have made the file.
+      const current = await deps.db.outbox.get(op.seq);
+      const unknown = outcome.kind === 'network' || outcome.kind === 'server';
+      if (current?.cancelledUpload) return this.replayCancelled({ ...current, outcomeUnknown: current.outcomeUnknown || unknown });
     }
     return this.failed(op, outcome, true);
   }
@@ -328,7 +338,27 @@ class Pipeline {
 
   private tusDeps() {
     const { deps } = this;
-    return { ...deps, stallMs: deps.uploadStallMs, patchBytes: deps.uploadPatchBytes };
+    return { ...deps, stallMs: deps.uploadStallMs, patchBytes: deps.uploadPatchBytes, cancelPollMs: deps.uploadCancelPollMs };
+  }
+
+  /**
+   * A cancelled upload (lifecycle.ts `cancelled`): ended on the server — the tus upload terminated
+   * (its HEAD first: a completed one names its file), the file deleted if one was made. 404 of
+   * either is done. Then the row leaves the outbox like any answered operation.
+   */
+  private async replayCancelled(op: OutboxOp): Promise<void> {
+    const { deps } = this;
+    const cancelled = op.cancelledUpload!;
+    let fileId = cancelled.fileId;
+    if (!fileId && !op.tus && op.outcomeUnknown && op.snapshot && !this.idempotent) {
+      // Sent as POST /v1/files, answer lost, on a server without keys: did it make the file?
+      const found = await verifyUpload(deps, { ...op, body: cancelled.upload });
+      if (found.kind !== 'ok') return this.failed(op, found, true); // still unknown: verified again next time
+      fileId = found.value?.id ?? null;
+    }
+    const ended = await terminate(deps, op.tus?.url ?? null, fileId, idempotencyKeyOf(op));
+    if (ended.kind !== 'ok') return this.failed(op, ended, true);
+    this.answers.push({ op, effect: apply.fileDeleted });
   }
 
   /**
@@ -340,6 +370,15 @@ class Pipeline {
     const onProgress =
       deps.onUploadProgress && ((sent: number, total: number, resumed: boolean) => deps.onUploadProgress!(op.entityId, sent, total, resumed));
     const attempt = await deps.resumable!.send(this.tusDeps(), op, idempotencyKeyOf(op), onProgress);
+    // The user cancelled it while it ran (the transfer was aborted), or just as it completed or
+    // failed: whatever the attempt's outcome, end it now, under the same claim.
+    const current = await deps.db.outbox.get(op.seq);
+    if (current?.cancelledUpload) {
+      if (attempt.outcome.kind !== 'ok') return this.replayCancelled(current);
+      const made = lifecycle.cancelledUploadMade(current, attempt.outcome.value);
+      await deps.db.outbox.update(op.seq, made);
+      return this.replayCancelled({ ...current, ...made });
+    }
     if (attempt.outcome.kind !== 'ok') {
       // Bytes moved: the next try need not wait as if nothing had (the backoff starts again).
       if (attempt.progressed) await deps.db.outbox.update(op.seq, { attempts: 1 });
@@ -348,14 +387,14 @@ class Pipeline {
     const fileId = attempt.outcome.value;
     const file = await call(deps, { method: 'GET', path: `v1/files/${fileId}` }, FileObject);
     if (file.kind === 'ok') {
-      this.answers.push({ op, effect: apply.fileUploaded(file.value) });
+      this.answers.push({ op, effect: unlessCancelled(fileId, apply.fileUploaded(file.value)) });
       return;
     }
     if (file.kind === 'refused' && file.status === 404 && op.body.kind === 'file.upload') {
       // Made, then deleted (elsewhere) before we could read it: ours, and gone.
       const body = op.body;
       const stub = { id: fileId, message_id: body.messageId ?? body.tempMessageId ?? fileId } as FileObjectT;
-      this.answers.push({ op, effect: apply.fileUploaded(stub, true) });
+      this.answers.push({ op, effect: unlessCancelled(fileId, apply.fileUploaded(stub, true)) });
       return;
     }
     // The file exists (the upload is complete): the next attempt's HEAD names it again.
@@ -431,7 +470,7 @@ async function send(deps: ReplayDeps, op: OutboxOp): Promise<Outcome<apply.Effec
       form.append('file', new Blob(chunks.map((c) => c.bytes), { type: body.fileType }), body.filename);
       const onUploadProgress = deps.onUploadProgress && ((sent: number, total: number) => deps.onUploadProgress!(op.entityId, sent, total));
       const out = await call(deps, { method: 'POST', path: 'v1/files', form, idempotencyKey: key, onUploadProgress }, FileObject);
-      return map(await asItIsNow(deps, out, (f) => `v1/files/${f.id}`, FileObject), (f, gone) => apply.fileUploaded(f, gone));
+      return map(await asItIsNow(deps, out, (f) => `v1/files/${f.id}`, FileObject), (f, gone) => unlessCancelled(f.id, apply.fileUploaded(f, gone)));
     }
     case 'file.rename': {
       const out = await call(deps, { method: 'PUT', path: `v1/files/${op.entityId}`, json: { filename: body.filename }, idempotencyKey: key }, FileObject);
@@ -442,6 +481,79 @@ async function send(deps: ReplayDeps, op: OutboxOp): Promise<Outcome<apply.Effec
       return goneIsDone(out, apply.fileDeleted);
     }
   }
+}
+
+/**
+ * An upload's answer, recorded unless the user cancelled the upload while its request was out:
+ * then the file it made is to be deleted. Recorded answers leave the outbox, so the cancellation
+ * is queued again (lifecycle.ts `cancelRequeued`) in the same transaction, naming the file.
+ */
+function unlessCancelled(fileId: string, effect: apply.Effect): apply.Effect {
+  return async (db, op) => {
+    const current = await db.outbox.get(op.seq);
+    if (!current?.cancelledUpload) return effect(db, op);
+    // The same operation (its id is unique) in a new row: the answered row goes first.
+    await db.outbox.delete(op.seq);
+    await db.outbox.add(lifecycle.cancelRequeued(current, fileId) as OutboxOp);
+    return [op.entityId];
+  };
+}
+
+/**
+ * Ends a cancelled upload on the server: HEAD of the tus upload (404/410: already gone; a
+ * completed one names its file), the file deleted (DELETE /v1/files/:id, 404 = done), then the
+ * upload terminated (DELETE <url>, tus termination: its stored bytes go; 404 = done). Plain
+ * requests (no tus-js-client), so any replayer can send them.
+ */
+async function terminate(deps: ReplayDeps, url: string | null, knownFileId: string | null, key: string): Promise<Outcome<null>> {
+  const ok: Outcome<null> = { kind: 'ok', value: null, replayed: false, serverTime: null };
+  let fileId = knownFileId;
+  let uploadGone = url === null;
+  if (url !== null) {
+    const head = await tusRequest(deps, 'HEAD', url);
+    if (head.kind !== 'ok') return head;
+    if (head.value.status === 404 || head.value.status === 410) uploadGone = true;
+    else fileId ??= head.value.headers.get('upload-file-id');
+  }
+  if (fileId) {
+    const deleted = await call(deps, { method: 'DELETE', path: `v1/files/${fileId}`, idempotencyKey: `${key}~file` }, null);
+    if (deleted.kind !== 'ok' && !(deleted.kind === 'refused' && deleted.status === 404)) return deleted;
+  }
+  if (!uploadGone) {
+    const ended = await tusRequest(deps, 'DELETE', url!, `${key}~upload`);
+    if (ended.kind !== 'ok') return ended;
+  }
+  return ok;
+}
+
+/** A tus request without a body; a 2xx, 404 or 410 is an answer (`ok`), anything else classified as call() does. */
+async function tusRequest(deps: ReplayDeps, method: 'HEAD' | 'DELETE', url: string, idempotencyKey?: string): Promise<Outcome<Response>> {
+  const token = await deps.getToken();
+  if (!token) return { kind: 'unauthenticated', message: 'not signed in' };
+  const headers: Record<string, string> = { Authorization: `Bearer ${token}`, 'Tus-Resumable': '1.0.0' };
+  if (idempotencyKey) headers['Idempotency-Key'] = idempotencyKey;
+  let response: Response;
+  try {
+    const signal = AbortSignal.timeout(deps.uploadStallMs ?? 30_000);
+    response = await deps.fetch(url, { method, headers, signal });
+  } catch (error) {
+    return { kind: 'network', message: error instanceof Error ? error.message : String(error), unreachable: deps.isOffline?.() === true };
+  }
+  await deps.onResponse?.(response.headers);
+  const text = await response.text().catch(() => '');
+  const status = response.status;
+  if (response.ok || status === 404 || status === 410) return { kind: 'ok', value: response, replayed: false, serverTime: null };
+  let message = `HTTP ${status}`;
+  try {
+    message = (JSON.parse(text) as { message?: string }).message ?? message;
+  } catch {
+    // not JSON
+  }
+  if (status === 401) return { kind: 'unauthenticated', message };
+  if (status === 429) return { kind: 'rate_limited', retryAfter: response.headers.get('retry-after'), message };
+  if (status === 409) return { kind: 'in_progress', retryAfter: response.headers.get('retry-after'), message };
+  if (status >= 500) return { kind: 'server', status, message };
+  return { kind: 'refused', status, error: null, message };
 }
 
 function map<T, U>(out: Outcome<T | Gone<T>>, f: (value: T, gone: boolean) => U): Outcome<U> {

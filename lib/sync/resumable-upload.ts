@@ -46,6 +46,8 @@ export const STALL_MS = 30_000;
  * server took it.
  */
 export const PROBE_BYTES = 64 * 1024;
+/** How often a running transfer looks whether the user cancelled it (one read of its outbox row). */
+export const CANCEL_POLL_MS = 250;
 /** Restarts within one attempt (409 offset mismatch, an expired URL, a replayed creation) without progress. */
 const MAX_RESTARTS = 4;
 
@@ -61,6 +63,8 @@ export interface TusDeps extends HttpDeps {
   stallMs?: number;
   /** Bytes per PATCH (default PATCH_BYTES); tests use small ones. */
   patchBytes?: number;
+  /** How often a running transfer checks for the user's cancel (default CANCEL_POLL_MS). */
+  cancelPollMs?: number;
 }
 
 /**
@@ -102,6 +106,11 @@ export interface TusAttempt {
   sent: boolean;
   /** The server's offset grew during this attempt (a retry need not back off as if nothing moved). */
   progressed: boolean;
+  /**
+   * The user cancelled the upload while it ran (its outbox row became a cancellation, its queued
+   * bytes went): the transfer was aborted; the replay goes on with the cancellation.
+   */
+  cancelled?: boolean;
 }
 
 /**
@@ -123,7 +132,9 @@ export async function sendResumable(
   };
   if (!op.tus) await save(state);
 
+  const isCancelled = async () => (await deps.db.outbox.get(op.seq))?.cancelledUpload !== undefined;
   const source = await openSource(deps.db, op.id, body.size, body.chunkCount);
+  if (!source && (await isCancelled())) return { outcome: { kind: 'network', message: 'cancelled' }, sent: false, progressed: false, cancelled: true };
   if (!source) {
     return { outcome: { kind: 'refused', status: 0, error: null, message: 'the bytes of this upload are missing on this device' }, sent: false, progressed: false };
   }
@@ -137,7 +148,8 @@ export async function sendResumable(
   let probe = state.url !== null;
   for (let restarts = 0; restarts <= MAX_RESTARTS; ) {
     const chunk = probe && state.url !== null ? Math.min(PROBE_BYTES, patchBytes) : patchBytes;
-    const run = await runOnce(deps, body, key, state, save, source, chunk, chunk < patchBytes, (s, total) => {
+    if (await isCancelled()) return { outcome: { kind: 'network', message: 'cancelled' }, sent, progressed, cancelled: true };
+    const run = await runOnce(deps, body, key, state, save, source, chunk, chunk < patchBytes, isCancelled, (s, total) => {
       if (startOffset === null) startOffset = s;
       if (lastOffset !== null && s > lastOffset) progressed = true;
       lastOffset = s;
@@ -146,6 +158,7 @@ export async function sendResumable(
     sent = sent || run.sent;
     if (run.kind === 'done') return { outcome: { kind: 'ok', value: run.fileId, replayed: false, serverTime: null }, sent, progressed };
     if (run.kind === 'failed') return { outcome: run.outcome, sent, progressed };
+    if (run.kind === 'cancelled') return { outcome: { kind: 'network', message: 'cancelled' }, sent, progressed, cancelled: true };
     // The small PATCH was taken: full ones from here. Otherwise (a 409 offset mismatch, a replayed
     // creation, an upload the server forgot) HEAD and go on, carefully again.
     probe = !run.probed;
@@ -158,7 +171,16 @@ export async function sendResumable(
 type Run =
   | { kind: 'done'; fileId: string; sent: boolean }
   | { kind: 'failed'; outcome: Exclude<Outcome<unknown>, { kind: 'ok' }>; sent: boolean }
-  | { kind: 'restart'; sent: boolean; progressed: boolean; probed?: boolean };
+  | { kind: 'restart'; sent: boolean; progressed: boolean; probed?: boolean }
+  /** The user cancelled it (the transfer is aborted). */
+  | { kind: 'cancelled'; sent: boolean };
+
+/** The queued bytes are gone mid-transfer: the user cancelled the upload. */
+class Cancelled extends Error {
+  constructor() {
+    super('the upload was cancelled');
+  }
+}
 
 /** A request's answer that ends this run of tus-js-client (thrown from the HTTP stack). */
 class Stop extends Error {
@@ -177,11 +199,20 @@ function runOnce(
   source: IdbSource,
   chunkSize: number,
   probing: boolean,
+  isCancelled: () => Promise<boolean>,
   onProgress: (sent: number, total: number) => void,
 ): Promise<Run> {
   const endpoint = urlOf(deps.baseUrl, 'v1/uploads');
   const flags = { sent: false, progressed: false, offset: -1 };
-  return new Promise<Run>((resolve) => {
+  let watch: ReturnType<typeof setInterval> | undefined;
+  return new Promise<Run>((settle) => {
+    let settled = false;
+    const resolve = (run: Run) => {
+      if (settled) return;
+      settled = true;
+      clearInterval(watch);
+      settle(run);
+    };
     const stack = new WorkerHttpStack(deps, async (request, response) => {
       // Runs on every answer, before tus-js-client sees it. Throwing a Stop ends the run.
       const method = request.getMethod();
@@ -252,6 +283,7 @@ function runOnce(
       onError: (error) => {
         const cause = (error as { causingError?: unknown }).causingError ?? error;
         if (cause instanceof Stop) return resolve(cause.run);
+        if (cause instanceof Cancelled) return resolve({ kind: 'cancelled', sent: flags.sent });
         const message = messageOf(cause);
         resolve({
           kind: 'failed',
@@ -260,6 +292,21 @@ function runOnce(
         });
       },
     });
+    // The user's cancel (client.ts cancelUpload) changes the outbox row, in another context (the
+    // page): looked for while the transfer runs, and the transfer aborted at once when seen.
+    let looking = false;
+    watch = setInterval(() => {
+      if (looking || settled) return;
+      looking = true;
+      isCancelled()
+        .then((yes) => {
+          if (!yes || settled) return;
+          resolve({ kind: 'cancelled', sent: flags.sent });
+          void upload.abort(false).catch(() => {});
+        })
+        .catch(() => {})
+        .finally(() => (looking = false));
+    }, deps.cancelPollMs ?? CANCEL_POLL_MS);
     upload.start();
   });
 }
@@ -417,6 +464,8 @@ async function openSource(db: ParleyDb, opId: string, size: number, chunkCount: 
       const from = Math.floor(start / chunkBytes);
       const to = Math.floor((end - 1) / chunkBytes);
       const chunks = await db.uploadChunks.where('[opId+index]').between([opId, from], [opId, to], true, true).toArray();
+      // Fewer than asked for: the user cancelled and the bytes were dropped. Never send a short body.
+      if (chunks.length !== to - from + 1) throw new Cancelled();
       const parts: Uint8Array[] = [];
       for (const chunk of chunks.sort((a, b) => a.index - b.index)) {
         const base = chunk.index * chunkBytes;

@@ -43,12 +43,31 @@ export class UploadProgressWriter {
     }
   }
 
-  /** At the end of a sync: whatever was in flight has finished (or failed and starts over). */
+  /**
+   * At the end of a sync: whatever was in flight has finished or failed. A POST /v1/files upload
+   * starts over; a resumable one that was cut (its tus upload is still to be resumed: the outbox
+   * keeps its URL) keeps its place on the row, as `resumed`, until its next attempt reports the
+   * server's offset — the row reads "Resuming — 31 of 48 MB" through the wait, not nothing.
+   */
   async clear(): Promise<void> {
-    this.current = {};
     if (this.trailing !== null) this.clock.clearTimeout(this.trailing);
     this.trailing = null;
-    if (this.stored) this.write();
+    const kept: UploadProgress = {};
+    const ids = Object.keys(this.current);
+    if (ids.length > 0) {
+      const resuming = await this.db.outbox
+        .where('entityId')
+        .anyOf(ids)
+        .filter((op) => op.body.kind === 'file.upload' && op.state !== 'failed' && !!op.tus?.url)
+        .toArray()
+        .catch(() => []);
+      for (const op of resuming) {
+        const entry = this.current[op.entityId];
+        if (entry) kept[op.entityId] = { ...entry, resumed: true };
+      }
+    }
+    this.current = kept;
+    if (this.stored || Object.keys(kept).length > 0) this.write();
     await this.writing;
   }
 
