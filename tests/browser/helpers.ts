@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { expect, type APIRequestContext, type Page, type TestInfo } from '@playwright/test';
+import { expect, type APIRequestContext, type APIResponse, type Page, type TestInfo } from '@playwright/test';
 import { APP_PORT, E2E_TOKENS } from '../../playwright.config';
 
 export const base = `http://127.0.0.1:${APP_PORT}`;
@@ -15,28 +15,42 @@ export function userFor(info: TestInfo): { token: string; auth: Record<string, s
 
 export const unique = (prefix: string) => `${prefix}-${Date.now().toString(36)}${Math.floor(Math.random() * 1e4)}`;
 
+/**
+ * A request sent again after Retry-After while the server answers 429: the servers run with the
+ * default rate limits, and the tests' own seeding shares each user's token with the app's syncs.
+ */
+export async function honouringRetryAfter(send: () => Promise<APIResponse>): Promise<APIResponse> {
+  for (;;) {
+    const answer = await send();
+    if (answer.status() !== 429) return answer;
+    await new Promise((resolve) => setTimeout(resolve, Number(answer.headers()['retry-after'] ?? '1') * 1000));
+  }
+}
+
 export async function api(request: APIRequestContext, info: TestInfo) {
   const { auth } = userFor(info);
   return {
     async createConversation(contact_id: string) {
-      const r = await request.post(`${base}/v1/conversations`, { headers: auth, data: { contact_id } });
+      const r = await honouringRetryAfter(() => request.post(`${base}/v1/conversations`, { headers: auth, data: { contact_id } }));
       expect(r.status()).toBe(201);
       return r.json();
     },
     async upload(conversation_id: string, name: string, body: string) {
-      const r = await request.post(`${base}/v1/files`, {
-        headers: auth,
-        multipart: { conversation_id, file: { name, mimeType: 'text/plain', buffer: Buffer.from(body) } },
-      });
+      const r = await honouringRetryAfter(() =>
+        request.post(`${base}/v1/files`, {
+          headers: auth,
+          multipart: { conversation_id, file: { name, mimeType: 'text/plain', buffer: Buffer.from(body) } },
+        }),
+      );
       expect(r.status()).toBe(201);
       return r.json();
     },
     async get(path: string) {
-      const r = await request.get(`${base}${path}`, { headers: auth });
+      const r = await honouringRetryAfter(() => request.get(`${base}${path}`, { headers: auth }));
       return { status: r.status(), body: r.status() === 204 ? null : await r.json() };
     },
     async del(path: string) {
-      return (await request.delete(`${base}${path}`, { headers: auth })).status();
+      return (await honouringRetryAfter(() => request.delete(`${base}${path}`, { headers: auth }))).status();
     },
     async allConversations() {
       return (await this.get('/v1/conversations?limit=100')).body.data as any[];

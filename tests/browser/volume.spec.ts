@@ -1,9 +1,9 @@
 // Volume: 10,000 conversations through the real sync, in a virtualised, windowed list (phone
 // viewport only): the first sync shows its progress; the screen holds only the rows on screen and
 // reads from IndexedDB only the window around them — also when a sync commit changes the list.
-import { expect, test, type APIResponse } from '@playwright/test';
+import { expect, test } from '@playwright/test';
 import { E2E_SEED_TOKENS, E2E_TOKENS } from '../../playwright.config';
-import { base, expectAllSynced } from './helpers';
+import { base, expectAllSynced, honouringRetryAfter } from './helpers';
 
 /** Counts, in the page, the values IndexedDB hands back per object store (getAll results and cursor steps). */
 function countIndexedDbReads() {
@@ -31,15 +31,6 @@ function countIndexedDbReads() {
   });
 }
 
-/** A create, sent again after Retry-After while the server answers 429 (a well-behaved client). */
-async function createHonouringRetryAfter(send: () => Promise<APIResponse>): Promise<APIResponse> {
-  for (;;) {
-    const answer = await send();
-    if (answer.status() !== 429) return answer;
-    await new Promise((resolve) => setTimeout(resolve, Number(answer.headers()['retry-after'] ?? '1') * 1000));
-  }
-}
-
 test('10,000 conversations: first-sync progress, windowed rows, no whole-table read per sync commit, a bounded window to the end', async ({ page, context, request }) => {
   test.setTimeout(240_000);
   const auth = { authorization: `Bearer ${E2E_TOKENS.carol}` };
@@ -52,7 +43,7 @@ test('10,000 conversations: first-sync progress, windowed rows, no whole-table r
         Array.from({ length: Math.min(32, 10_000 - start) }, (_, i) => {
           const n = start + i;
           const seeder = { authorization: `Bearer ${E2E_SEED_TOKENS[n % E2E_SEED_TOKENS.length]}` };
-          return createHonouringRetryAfter(() => request.post(`${base}/v1/conversations`, { headers: seeder, data: { contact_id: `bulk-${String(n).padStart(5, '0')}` } }));
+          return honouringRetryAfter(() => request.post(`${base}/v1/conversations`, { headers: seeder, data: { contact_id: `bulk-${String(n).padStart(5, '0')}` } }));
         }),
       );
       for (const answer of answers) expect(answer.status()).toBe(201);
