@@ -27,6 +27,7 @@ import { sampleRss } from '../lib/rss';
 import type { Scenario } from '../lib/scenario';
 import { BENCH_RATE_LIMITS, BENCH_TOKENS, createSchema, PARLEY_TOKENS } from '../lib/seed';
 import { median, MiB, round, sleep } from '../lib/stats';
+import { pattern } from '../../tests/helpers/bytes';
 
 const FILE_MIB = Number(process.env.BENCH_RESUMABLE_MIB || 8);
 const LINK_BITS_PER_S = 2_000_000;
@@ -109,17 +110,6 @@ class BadLink {
   }
 }
 
-function pattern(size: number, seed: number): Uint8Array {
-  const bytes = new Uint8Array(size);
-  let x = seed >>> 0 || 1;
-  for (let i = 0; i < size; i++) {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    bytes[i] = x & 0xff;
-  }
-  return bytes;
-}
 
 /** The app's sync engine in Node (fake-indexeddb), uploading one file through `baseUrl`. */
 async function uploadThroughEngine(baseUrl: string, token: string, conversationId: string, bytes: Uint8Array, name: string) {

@@ -10,6 +10,7 @@ import { resumableUploads } from '../../lib/sync/resumable-upload';
 import { readUploadProgress, type UploadProgress } from '../../lib/sync/upload-progress';
 import { startTestServer, type TestServer } from '../helpers/server';
 import { makeDevice, otherDevice, serverFiles, type Device } from './harness';
+import { pattern } from '../helpers/bytes';
 
 let server: TestServer;
 beforeAll(async () => {
@@ -20,18 +21,6 @@ afterAll(async () => server.stop());
 const KiB = 1024;
 const MiB = 1024 * KiB;
 
-/** Bytes that differ everywhere (a misplaced range shows). */
-function pattern(size: number, seed: number): Uint8Array {
-  const bytes = new Uint8Array(size);
-  let x = seed >>> 0 || 1;
-  for (let i = 0; i < size; i++) {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    bytes[i] = x & 0xff;
-  }
-  return bytes;
-}
 
 async function downloaded(fileUrl: string): Promise<Uint8Array> {
   const url = new URL(fileUrl);

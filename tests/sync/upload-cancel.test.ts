@@ -8,6 +8,7 @@ import type { FetchLike } from '../../lib/sync/http';
 import { resumableUploads } from '../../lib/sync/resumable-upload';
 import { startTestServer, type TestServer } from '../helpers/server';
 import { makeDevice, otherDevice, serverConversations, serverFiles, type Device } from './harness';
+import { pattern } from '../helpers/bytes';
 
 let server: TestServer;
 let device: Device | null = null;
@@ -22,17 +23,6 @@ afterEach(() => {
 
 const KiB = 1024;
 
-function pattern(size: number, seed: number): Uint8Array {
-  const bytes = new Uint8Array(size);
-  let x = seed >>> 0 || 1;
-  for (let i = 0; i < size; i++) {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    bytes[i] = x & 0xff;
-  }
-  return bytes;
-}
 
 /**
  * Between the engine and the server: when `holdPatches` is set, a PATCH sends half of its body and
