@@ -14,6 +14,7 @@ import type { AddressInfo } from 'node:net';
 import { expect, test, type Page, type TestInfo } from '@playwright/test';
 import { APP_PORT } from '../../playwright.config';
 import { api, unique, userFor } from './helpers';
+import { pattern } from '../helpers/bytes';
 
 const MiB = 1024 * 1024;
 
@@ -132,18 +133,6 @@ class CuttingProxy {
   }
 }
 
-function pattern(size: number, seed: number): Buffer {
-  const bytes = Buffer.alloc(size);
-  let x = seed >>> 0 || 1;
-  for (let i = 0; i < size; i++) {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    bytes[i] = x & 0xff;
-  }
-  return bytes;
-}
-
 async function signInThrough(page: Page, info: TestInfo, origin: string): Promise<void> {
   await page.goto(`${origin}/`);
   await page.getByLabel('Access token').fill(userFor(info).token);
@@ -181,7 +170,7 @@ test.describe('resumable uploads', () => {
     await openThrough(page, contact);
 
     const size = 6 * MiB + 4321;
-    const bytes = pattern(size, 5);
+    const bytes = Buffer.from(pattern(size, 5));
     proxy.dropEvery = Math.floor(1.5 * MiB); // the link drops every 1.5 MiB, mid-PATCH
     await page.getByLabel('Upload files').setInputFiles({ name: 'scan.bin', mimeType: 'application/octet-stream', buffer: bytes });
     await expect
@@ -216,7 +205,7 @@ test.describe('resumable uploads', () => {
     await openThrough(page, contact);
 
     const size = 5 * MiB + 99;
-    const bytes = pattern(size, 9);
+    const bytes = Buffer.from(pattern(size, 9));
     proxy.holdAt = Math.floor(2.5 * MiB); // half the file, then the PATCH hangs
     await page.getByLabel('Upload files').setInputFiles({ name: 'reload.bin', mimeType: 'application/octet-stream', buffer: bytes });
     await proxy.held;

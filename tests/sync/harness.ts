@@ -306,3 +306,43 @@ export async function mirrorState(db: ParleyDb) {
 }
 
 export const byId = <T extends { id: string }>(a: T, b: T) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+/** Real timers, with every requested delay recorded (to see which period an engine chose). */
+export class RecordingClock implements Clock {
+  readonly delays: number[] = [];
+  now() {
+    return Date.now();
+  }
+  setTimeout(fn: () => void, ms: number) {
+    this.delays.push(ms);
+    return setTimeout(fn, ms);
+  }
+  clearTimeout(handle: unknown) {
+    clearTimeout(handle as ReturnType<typeof setTimeout>);
+  }
+}
+
+/** Waits for a condition the system reaches on its own (bounded by the test's timeout). */
+export async function until(check: () => boolean | Promise<boolean>) {
+  while (!(await check())) await new Promise((r) => setTimeout(r, 10));
+}
+
+/** Deletes every conversation of the token's user on the server; the device that did it. */
+export async function cleanSlate(baseUrl: string, token: string) {
+  const other = otherDevice(baseUrl, token);
+  for (const c of await serverConversations(baseUrl, token)) await other.send('DELETE', `/v1/conversations/${c.id}`);
+  return other;
+}
+
+/**
+ * What navigator.locks gives tabs: one holder at a time, the others queue. (The real Web Locks
+ * path — pages of the built app in Chromium — is tests/browser/tabs.spec.ts.)
+ */
+export function sharedLock() {
+  let tail: Promise<unknown> = Promise.resolve();
+  return <T,>(fn: () => Promise<T>): Promise<T> => {
+    const run = tail.then(fn);
+    tail = run.catch(() => {});
+    return run;
+  };
+}

@@ -7,10 +7,9 @@
 // real thing — eight pages of the built app in Chromium — is tests/browser/many-tabs.spec.ts.
 import { IDBFactory } from 'fake-indexeddb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Clock } from '../../lib/sync/engine';
 import { Leadership, leaderLockName, type LeaderLocks, type OpenTabChannel } from '../../lib/sync/leader';
 import { startTestServer, type TestServer } from '../helpers/server';
-import { makeDevice, otherDevice, PLAIN, serverConversations, type Device } from './harness';
+import { cleanSlate, makeDevice, PLAIN, RecordingClock, serverConversations, sharedLock, until, type Device } from './harness';
 
 /** navigator.locks for one name at a time: one holder, waiters in order, `signal` abandons a wait. */
 class FakeLocks implements LeaderLocks {
@@ -78,34 +77,8 @@ class FakeChannels {
   };
 }
 
-/** One cross-tab sync lock (what navigator.locks gives the tabs' replays). */
-function sharedLock() {
-  let tail: Promise<unknown> = Promise.resolve();
-  return <T,>(fn: () => Promise<T>): Promise<T> => {
-    const run = tail.then(fn);
-    tail = run.catch(() => {});
-    return run;
-  };
-}
 
-/** Real timers, with every requested delay recorded (to see which period an engine chose). */
-class RecordingClock implements Clock {
-  readonly delays: number[] = [];
-  now() {
-    return Date.now();
-  }
-  setTimeout(fn: () => void, ms: number) {
-    this.delays.push(ms);
-    return setTimeout(fn, ms);
-  }
-  clearTimeout(handle: unknown) {
-    clearTimeout(handle as ReturnType<typeof setTimeout>);
-  }
-}
 
-async function until(check: () => boolean | Promise<boolean>) {
-  while (!(await check())) await new Promise((r) => setTimeout(r, 10));
-}
 
 const PERIOD = 3_600_000; // an hour: no periodic sync can explain what arrives within a test
 const SAFETY = 7_200_000;
@@ -154,11 +127,6 @@ function closeAll(tabs: Tab[]) {
   }
 }
 
-async function cleanSlate(server: TestServer, token: string) {
-  const other = otherDevice(server.baseUrl, token);
-  for (const c of await serverConversations(server.baseUrl, token)) await other.send('DELETE', `/v1/conversations/${c.id}`);
-  return other;
-}
 
 describe('many tabs, one live stream', () => {
   let server: TestServer;
@@ -168,7 +136,7 @@ describe('many tabs, one live stream', () => {
   afterAll(async () => server.stop());
 
   it("only the leader opens the stream; another device's change reaches every tab, a follower's write goes at once", async () => {
-    const other = await cleanSlate(server, server.tokens.alice);
+    const other = await cleanSlate(server.baseUrl, server.tokens.alice);
     const { tabs, locks } = openTabs(server, server.tokens.alice, 4);
     for (const { d } of tabs) d.engine.start();
     const [leader, ...followers] = tabs;
@@ -199,7 +167,7 @@ describe('many tabs, one live stream', () => {
   });
 
   it('the leader closes: the next tab takes the stream over at once, and changes keep arriving', async () => {
-    const other = await cleanSlate(server, server.tokens.bob);
+    const other = await cleanSlate(server.baseUrl, server.tokens.bob);
     const { tabs } = openTabs(server, server.tokens.bob, 3);
     for (const { d } of tabs) d.engine.start();
     const [leader, next, last] = tabs as [Tab, Tab, Tab];

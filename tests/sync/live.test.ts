@@ -4,32 +4,13 @@
 // no user action. Against the real server and through a proxy-mode server in front of one; the
 // stream is cut and silenced at the fake network to see it come back with Last-Event-ID.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Clock } from '../../lib/sync/engine';
 import { FEED_KEY, type FeedState } from '../../lib/sync/feed';
 import { startProxiedServer } from '../helpers/proxy-target';
 import { startTestServer, type TestServer } from '../helpers/server';
 import { createToken, revokeToken } from '../../lib/api/domain/tokens';
-import { makeDevice, otherDevice, PLAIN, serverConversations, type Device } from './harness';
+import { cleanSlate, makeDevice, PLAIN, RecordingClock, serverConversations, until, type Device } from './harness';
 
-/** Real timers, with every requested delay recorded (to see which period the engine chose). */
-class RecordingClock implements Clock {
-  readonly delays: number[] = [];
-  now() {
-    return Date.now();
-  }
-  setTimeout(fn: () => void, ms: number) {
-    this.delays.push(ms);
-    return setTimeout(fn, ms);
-  }
-  clearTimeout(handle: unknown) {
-    clearTimeout(handle as ReturnType<typeof setTimeout>);
-  }
-}
 
-/** Waits for a condition the system reaches on its own (bounded by the test's timeout). */
-async function until(check: () => boolean | Promise<boolean>) {
-  while (!(await check())) await new Promise((r) => setTimeout(r, 10));
-}
 
 const PERIOD = 3_600_000; // an hour: no periodic sync can explain what arrives within a test
 const SAFETY = 7_200_000;
@@ -50,11 +31,6 @@ function liveDevice(server: TestServer, token: string, options: { silenceMs?: nu
 const streamRequests = (d: Device) => d.net.seen.filter((r) => r.path.startsWith('/v1/events/stream'));
 const listings = (d: Device, from: number) => d.net.seen.slice(from).filter((r) => /^\/v1\/(conversations|files)\?/.test(r.path));
 
-async function cleanSlate(server: TestServer, token: string) {
-  const other = otherDevice(server.baseUrl, token);
-  for (const c of await serverConversations(server.baseUrl, token)) await other.send('DELETE', `/v1/conversations/${c.id}`);
-  return other;
-}
 
 for (const via of ['direct', 'proxy'] as const) {
   describe(`live updates (${via})`, () => {
@@ -66,7 +42,7 @@ for (const via of ['direct', 'proxy'] as const) {
     afterAll(async () => server.stop());
 
     it("another device's change arrives without any sync being asked for; the periodic sync slows to a safety net", async () => {
-      const other = await cleanSlate(server, server.tokens.alice);
+      const other = await cleanSlate(server.baseUrl, server.tokens.alice);
       const { d, clock } = liveDevice(server, server.tokens.alice);
       d.engine.start();
       await until(() => d.engine.live!.connected);
@@ -88,7 +64,7 @@ for (const via of ['direct', 'proxy'] as const) {
     });
 
     it('reconnects with Last-Event-ID after the stream drops, and gets what happened meanwhile', async () => {
-      const other = await cleanSlate(server, server.tokens.bob);
+      const other = await cleanSlate(server.baseUrl, server.tokens.bob);
       const { d } = liveDevice(server, server.tokens.bob);
       d.engine.start();
       await until(() => d.engine.live!.connected);
@@ -121,7 +97,7 @@ describe('live stream health', () => {
 
   it('a stream that goes silent (no heartbeat) is dead: it reconnects, and changes arrive again', async () => {
     const token = 'alice-live-token-0123456789';
-    const other = await cleanSlate(server, token);
+    const other = await cleanSlate(server.baseUrl, token);
     const { d } = liveDevice(server, token, { silenceMs: 400 });
     d.engine.start();
     await until(() => d.engine.live!.connected);
@@ -137,7 +113,7 @@ describe('live stream health', () => {
   it('a new token closes the stream opened with the old one and reconnects with the new one', async () => {
     const token = 'alice-live-token-0123456789';
     const second = 'alice-live-second-0123456789';
-    await cleanSlate(server, token);
+    await cleanSlate(server.baseUrl, token);
     const { d } = liveDevice(server, token);
     d.engine.start();
     await until(() => d.engine.live!.connected);
@@ -156,7 +132,7 @@ describe('live stream health', () => {
 
   it('a stream going down and up keeps a retry that is due (and, back up, sends the waiting work at once)', async () => {
     const token = 'alice-live-token-0123456789';
-    await cleanSlate(server, token);
+    await cleanSlate(server.baseUrl, token);
     const clock = new RecordingClock();
     const d = makeDevice(server.baseUrl, token, {
       engine: { clock, periodMs: PERIOD, safetyPeriodMs: SAFETY, backoff: { baseMs: 20_000, maxMs: 60_000 }, live: { backoff: { baseMs: 50, maxMs: 500 } } },
@@ -176,7 +152,7 @@ describe('live stream health', () => {
 
   it('a 401 on the stream stops it until the user signs in again', async () => {
     const token = 'alice-live-token-0123456789';
-    await cleanSlate(server, token);
+    await cleanSlate(server.baseUrl, token);
     const { d } = liveDevice(server, token);
     d.engine.start();
     await until(() => d.engine.live!.connected);

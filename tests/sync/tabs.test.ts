@@ -8,20 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BY_ARCHIVED_INDEX, ORDER_INDEX } from '../../lib/sync/list-keys';
 import { openSyncDb } from '../../lib/sync/db';
 import { startTestServer, type TestServer } from '../helpers/server';
-import { byId, makeDevice, mirrorState, serverConversations, serverFilesWithConversation } from './harness';
+import { byId, makeDevice, mirrorState, serverConversations, serverFilesWithConversation, sharedLock } from './harness';
 
-/**
- * What navigator.locks gives tabs: one holder at a time, the others queue. (The real Web Locks
- * path — two pages of the built app in Chromium — is tests/browser/tabs.spec.ts.)
- */
-function sharedLock() {
-  let tail: Promise<unknown> = Promise.resolve();
-  return <T,>(fn: () => Promise<T>): Promise<T> => {
-    const run = tail.then(fn);
-    tail = run.catch(() => {});
-    return run;
-  };
-}
 
 describe('two tabs', () => {
   let server: TestServer;
