@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type http from 'node:http';
-import { readConfig } from '../../lib/config';
+import { readConfig, type Config } from '../../lib/config';
 import { ApiService, type Logger } from '../../lib/api/service';
 import { createHttpServer, listen } from '../../lib/api/http/node-server';
 import type { BlobStore } from '../../lib/api/storage/blob-store';
@@ -37,8 +37,8 @@ export interface TestServerOptions {
   dataDir?: string;
   /** Where the service logs (default: errors to the console). */
   log?: Logger;
-  /** A blob store other than the default disk store of DATA_DIR. */
-  store?: (dataDir: string) => BlobStore;
+  /** A blob store other than the default one (disk in DATA_DIR; the bucket with S3_BUCKET): `config` is the server's. */
+  store?: (dataDir: string, config: Config) => BlobStore;
   /** The sweeps' grace period; 0 plays a start long after a crash (default: the service's). */
   sweepGraceMs?: number;
 }
@@ -62,7 +62,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   let port = 0;
   const start = async () => {
     const log = options.log ?? quiet;
-    ({ service } = await ApiService.open(config, log, { store: options.store?.(config.dataDir), sweepGraceMs: options.sweepGraceMs }));
+    ({ service } = await ApiService.open(config, log, { store: options.store?.(config.dataDir, config), sweepGraceMs: options.sweepGraceMs }));
     // A log that takes request records (jsonLog) gets them, as `npm start`'s does.
     server = createHttpServer((request) => service.dispatch(request), undefined, config, 'request' in log ? { log: log as ServerLog } : {});
     port = await listen(server, port, '127.0.0.1');

@@ -8,7 +8,7 @@
 // timeouts); one listener keeps the request's Host and port what the tests expect. What the
 // instances share is what real ones share: the database and the bucket.
 import type http from 'node:http';
-import { readConfig } from '../../lib/config';
+import { readConfig, type Config } from '../../lib/config';
 import { createHttpServer, listen } from '../../lib/api/http/node-server';
 import type { ServerLog } from '../../lib/api/http/log';
 import type { ApiService } from '../../lib/api/service';
@@ -51,7 +51,7 @@ export async function startTwoInstances(options: Omit<TestServerOptions, 'dataDi
   // A store a test brings (failure injection) is ONE store both instances use, as a shared disk would be.
   let shared: BlobStore | undefined;
   const dataDir = tempDataDir();
-  const store = makeStore && ((dir: string) => (shared ??= makeStore(dir)));
+  const store = makeStore && ((dir: string, config: Config) => (shared ??= makeStore(dir, config)));
   const instances: TestServer[] = [];
   let front: http.Server | undefined;
   try {

@@ -231,6 +231,11 @@ interface Lease {
 interface LocalWriter {
   cancel(): void;
   released: Promise<void>;
+  /**
+   * Settles once its body's chunk is recorded or its blob removed (at once when it stores no
+   * bytes): what a termination waits for, so that no byte of the upload outlives it.
+   */
+  received: Promise<void>;
 }
 
 export class TusUploads {
@@ -464,7 +469,12 @@ export class TusUploads {
     const lease = await this.claim(row.id, offset);
     const cancelled = { cancel: () => {} };
     let release!: () => void;
-    const local: LocalWriter = { cancel: () => cancelled.cancel(), released: new Promise<void>((resolve) => (release = resolve)) };
+    let received!: () => void;
+    const local: LocalWriter = {
+      cancel: () => cancelled.cancel(),
+      released: new Promise<void>((resolve) => (release = resolve)),
+      received: new Promise<void>((resolve) => (received = resolve)),
+    };
     this.writers.set(row.id, local);
     // Renewed while bytes arrive and while the file is made (copying a large upload takes a while).
     const renew = setInterval(() => {
@@ -481,8 +491,13 @@ export class TusUploads {
       let reached = offset;
       if (body && contentLength !== 0) {
         cancelled.cancel = () => body.destroy();
-        reached = await this.receive(row, offset, body, lease);
+        try {
+          reached = await this.receive(row, offset, body, lease);
+        } finally {
+          received(); // its chunk is recorded, or its blob removed
+        }
       }
+      received();
       let fileId: string | null = null;
       if (reached === row.upload_length) fileId = await this.complete(row, lease, request);
       return { offset: reached, fileId };
@@ -490,6 +505,7 @@ export class TusUploads {
       clearInterval(renew);
       await lease.release().catch((error) => this.deps.log.error('[parley] releasing an upload lease failed:', error));
       if (this.writers.get(row.id) === local) this.writers.delete(row.id);
+      received();
       release();
     }
   }
@@ -642,7 +658,16 @@ export class TusUploads {
       },
       { singleWrite: true },
     );
-    this.writers.get(id)?.cancel(); // its chunk can no longer be recorded; its blob is dropped
+    // A PATCH of this process still receiving bytes for it: its body is ended here, and its chunk
+    // can no longer be recorded (the row is gone), so it removes its blob. The answer waits for
+    // that: after the 204 no byte of the upload is left in the store. (Not for a completion under
+    // way: its chunks were recorded, so they went with the row and are drained below; a proxy's
+    // delivery upstream may take long.)
+    const writer = this.writers.get(id);
+    if (writer) {
+      writer.cancel();
+      await writer.received;
+    }
     await this.deps.drainDeletions().catch((error) => this.deps.log.error('[parley] a blob deletion pass failed:', error));
     return result;
   }
