@@ -240,6 +240,12 @@ function runOnce(
       const text = await response.text().catch(() => '');
       const outcome = classify(status, response.headers, text);
       const code = outcome.kind === 'refused' ? outcome.error?.code : undefined;
+      const param = outcome.kind === 'refused' ? outcome.error?.param : undefined;
+      if (method === 'PATCH' && status === 404 && code === 'resource_missing' && (param === 'conversation_id' || param === 'message_id')) {
+        // The completion's answer: the upload's conversation (or message) is gone. Final, as POST
+        // /v1/files's 404 is; a new upload would be refused the same way.
+        throw new Stop({ kind: 'failed', outcome, sent: true });
+      }
       if (method !== 'POST' && (status === 404 || status === 410)) {
         // The server no longer knows this upload (expired, removed): a new one from the queued
         // bytes, under a new creation key (the old key would give back the old upload).

@@ -5,12 +5,12 @@
 // resumes from the server's offset; a server without /v1/uploads gets POST /v1/files.
 import { IDBFactory } from 'fake-indexeddb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { FetchLike } from '../../lib/sync/http';
 import { resumableUploads } from '../../lib/sync/resumable-upload';
 import { readUploadProgress, type UploadProgress } from '../../lib/sync/upload-progress';
 import { startTestServer, type TestServer } from '../helpers/server';
 import { makeDevice, otherDevice, serverFiles, type Device } from './harness';
 import { pattern } from '../helpers/bytes';
+import { Link } from './tus-link';
 
 let server: TestServer;
 beforeAll(async () => {
@@ -31,62 +31,6 @@ async function downloaded(fileUrl: string): Promise<Uint8Array> {
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   return a.length === b.length && Buffer.from(a).equals(Buffer.from(b));
-}
-
-/**
- * The link between the engine and the server: counts the bytes of every upload body that went out,
- * and cuts a PATCH mid-body when told (the server keeps what arrived before the cut), or holds it
- * (a transfer that never ends: the worker dies with it on the wire).
- */
-class Link {
-  bodyBytes = 0;
-  /** Decides for each PATCH: undefined = let it through; a number = cut after that many bytes. */
-  cutPatch: (index: number, size: number) => number | 'hold' | undefined = () => undefined;
-  /** A flaky link: the connection drops every `bytes` of upload traffic, wherever that falls. */
-  dropEvery(bytes: number): void {
-    let left = bytes;
-    this.cutPatch = (_index, size) => {
-      if (size < left) {
-        left -= size;
-        return undefined;
-      }
-      const at = left;
-      left = bytes;
-      this.drops++;
-      return at;
-    };
-  }
-  drops = 0;
-  patches = 0;
-  readonly held: Array<() => void> = [];
-  constructor(private readonly inner: () => FetchLike) {}
-
-  readonly fetch: FetchLike = async (input, init) => {
-    const body = init?.body;
-    if (!(body instanceof Blob)) {
-      if (body instanceof FormData) {
-        for (const value of body.values()) if (value instanceof Blob) this.bodyBytes += value.size;
-      }
-      return this.inner()(input, init);
-    }
-    const bytes = new Uint8Array(await body.arrayBuffer());
-    const decision = init?.method === 'PATCH' ? this.cutPatch(this.patches++, bytes.length) : undefined;
-    if (decision === undefined) {
-      this.bodyBytes += bytes.length;
-      return this.inner()(input, init);
-    }
-    const limit = decision === 'hold' ? Math.floor(bytes.length / 2) : Math.min(decision, bytes.length);
-    this.bodyBytes += limit;
-    const stream = new ReadableStream<Uint8Array>({
-      start: (controller) => {
-        controller.enqueue(bytes.slice(0, limit));
-        const cut = () => controller.error(new TypeError('network connection lost'));
-        if (decision === 'hold') this.held.push(cut);
-        else setTimeout(cut, 30); // what was written reaches the server first
-      },
-    });
-    return this.inner()(input, { ...init, body: stream, duplex: 'half' } as RequestInit);
-  };
 }
 
 function deviceWith(link: (d: () => Device) => Link, options: Parameters<typeof makeDevice>[2] = {}) {
