@@ -57,6 +57,8 @@ export interface Config {
   s3: S3Config | null;
   /** RATE_LIMIT_*: requests per token, and per client address without a valid token (lib/api/http/rate-limit.ts). */
   rateLimits: RateLimits;
+  /** MAX_REQUESTS_*_PER_USER: how many of one user's requests are worked on at once, and wait (lib/api/http/fair-share.ts). */
+  fairShare: { perUser: number; queuedPerUser: number };
   /** Resumable uploads (tus, /v1/uploads; lib/api/http/tus.ts). */
   uploads: UploadSettings;
 }
@@ -394,6 +396,10 @@ const EnvSchema = z
     RATE_LIMIT_WRITES_PER_SECOND: integer('RATE_LIMIT_WRITES_PER_SECOND', 0, 0),
     RATE_LIMIT_ANONYMOUS_PER_SECOND: integer('RATE_LIMIT_ANONYMOUS_PER_SECOND', 10, 0),
     RATE_LIMIT_ANONYMOUS_BURST: integer('RATE_LIMIT_ANONYMOUS_BURST', 100, 0),
+    // A fair share of the process per user (lib/api/http/fair-share.ts): the app sends at most 4
+    // requests at once, so it never waits; a flood waits its turn behind others' requests.
+    MAX_REQUESTS_IN_FLIGHT_PER_USER: integer('MAX_REQUESTS_IN_FLIGHT_PER_USER', 4, 0),
+    MAX_REQUESTS_QUEUED_PER_USER: integer('MAX_REQUESTS_QUEUED_PER_USER', 1000, 0),
     // Resumable uploads: a day, as the contract says; at most a year.
     UPLOAD_EXPIRY_HOURS: integer('UPLOAD_EXPIRY_HOURS', 24, 1, 8760),
   });
@@ -448,6 +454,7 @@ export function readConfig(env: Env = process.env): Config {
       writesPerSecond: v.RATE_LIMIT_PER_SECOND === 0 ? 0 : v.RATE_LIMIT_WRITES_PER_SECOND,
       anonymous: { perSecond: v.RATE_LIMIT_ANONYMOUS_PER_SECOND, burst: v.RATE_LIMIT_ANONYMOUS_BURST, burstSeconds: v.RATE_LIMIT_BURST_SECONDS, peakPerSecond: 0 },
     },
+    fairShare: { perUser: v.MAX_REQUESTS_IN_FLIGHT_PER_USER, queuedPerUser: v.MAX_REQUESTS_QUEUED_PER_USER },
     s3,
     uploads: { expirySeconds: v.UPLOAD_EXPIRY_HOURS * 3600 },
   };

@@ -30,6 +30,7 @@ import { Authenticator, bearerToken, createToken } from './domain/tokens';
 import { receiveUpload } from './http/upload';
 import { isUploadChunk, TusUploads, uploadChunkKeys } from './http/tus';
 import { isHealthPath, serveHealth } from './http/health';
+import { FairShare } from './http/fair-share';
 import { RateLimiter } from './http/rate-limit';
 import { routeTemplate, type Logger } from './http/log';
 import { sql } from 'kysely';
@@ -88,6 +89,7 @@ export class ApiService {
   private notifications: NotificationListener | null = null;
   /** RATE_LIMIT_*: per token, and per address without a valid token (set by open()). */
   private limits!: RateLimiter;
+  private share!: FairShare;
   private readonly hosts: HostPolicy;
   private readonly deletions: BlobDeletionQueue;
   /** Deletion passes of this process run one after another (other instances' may overlap them). */
@@ -127,7 +129,8 @@ export class ApiService {
     this.deletions = new BlobDeletionQueue(db, this.store, log);
     const failed = (what: string) => (error: unknown) => log.error(`[parley] ${what} failed:`, error);
     this.uploads = new TusUploads({ db, store: this.store, files: this.files, idempotency: this.idempotency, config, log,
-      published: (user) => this.written(user, { status: 201 }), drainDeletions: () => this.drainBlobDeletions() });
+      published: (user) => this.written(user, { status: 201 }), drainDeletions: () => this.drainBlobDeletions(),
+      fileObject: async (request, user, id) => this.files.toFile(await this.files.get(this.db, user, id), this.assetBase(request)) });
     this.timers = [
       setInterval(() => void this.purgeExpired(), 3600_000),
       setInterval(() => void this.drainBlobDeletions().catch(failed('a blob deletion pass')), DELETION_PASS_MS),
@@ -178,6 +181,7 @@ export class ApiService {
     const swept = { temp, orphans };
     const service = new ApiService(config, opened, blobs, secret, log, graceMs);
     service.limits = await RateLimiter.open(config.rateLimits, config.databaseUrl, log);
+    service.share = new FairShare(config.fairShare);
     await service.purgeExpired();
     await service.drainBlobDeletions();
     if (config.extensions.has('events') && config.databaseUrl) {
@@ -320,6 +324,16 @@ export class ApiService {
     const user = await this.authenticate(request).catch((error: unknown) => this.limits.refused(request.remoteAddress, error));
     await this.limits.forToken(request.header('authorization'), request.method);
     const collection = segments[2];
+    // Long requests (bytes moving over the network) do not take a turn: see http/fair-share.ts.
+    const long = collection === 'uploads' || (collection === 'files' && request.method === 'POST' && segments.length === 3);
+    if (long) return this.serve(request, user, segments);
+    return this.share.run(user, () => this.serve(request, user, segments));
+  }
+
+  /** A /v1 request of an authenticated user (within its limits). */
+  private async serve(request: ApiRequest, user: string, segments: string[]): Promise<ApiResult> {
+    const collection = segments[2];
+    const resumable = this.config.extensions.has('uploads');
     if (collection === 'events' && segments.length === 3 && this.config.extensions.has('events')) {
       if (request.method !== 'GET') throw methodNotAllowed(['GET']);
       return { status: 200, body: await this.events(request, user) };

@@ -95,6 +95,11 @@ function uploadPaths() {
   // The contract's error shape; the tus codes (upload_offset_mismatch, upload_in_progress, upload_expired, tus_version_unsupported) are among its codes.
   const tusError = error;
   const hdr = (name: string, required = false, schema: object = { type: 'string' }) => ({ name, in: 'header', required, schema });
+  const prefer = {
+    ...hdr('Prefer', false, { type: 'string', examples: ['return=representation'] }),
+    description: 'return=representation: the request that stores the last byte (or a repeat of it) answers with the file as its body (the File, as GET /v1/files/{id} answers it), so no GET is needed after it',
+  };
+  const applied = header('Preference-Applied', 'return=representation when the body is the file', { type: 'string', const: 'return=representation' });
   const options = {
     operationId: 'uploadOptions',
     security: [],
@@ -123,12 +128,15 @@ function uploadPaths() {
           hdr('Tus-Resumable', false, { type: 'string', const: '1.0.0' }),
           hdr('Upload-Length', true, { type: 'integer', minimum: 0 }),
           hdr('Upload-Metadata', true),
+          prefer,
         ],
         requestBody: { required: false, content: { 'application/offset+octet-stream': { schema: { type: 'string', format: 'binary' } } } },
         responses: {
           '201': {
-            description: 'Created; Location: /v1/uploads/{id}',
-            headers: { ...tusResumable, ...header('Location', '/v1/uploads/{id}'), ...expires, ...offset, ...fileId },
+            description:
+              'Created; Location: /v1/uploads/{id}. No body, except when the creation stored the last byte (creation-with-upload) and was asked with Prefer: return=representation: then the file.',
+            headers: { ...tusResumable, ...header('Location', '/v1/uploads/{id}'), ...expires, ...offset, ...fileId, ...applied },
+            content: json('File'),
           },
           ...common,
           '404': error('resource_missing: the conversation or message is not the caller\'s'),
@@ -156,9 +164,14 @@ function uploadPaths() {
         operationId: 'appendToUpload',
         description:
           'Appends bytes at Upload-Offset. The request that stores the last byte creates the file exactly as POST /v1/files would, once, and answers with Upload-File-Id; a repeat of it answers the same. One PATCH at a time per upload.',
-        parameters: [hdr('Tus-Resumable', false, { type: 'string', const: '1.0.0' }), hdr('Upload-Offset', true, { type: 'integer', minimum: 0 })],
+        parameters: [hdr('Tus-Resumable', false, { type: 'string', const: '1.0.0' }), hdr('Upload-Offset', true, { type: 'integer', minimum: 0 }), prefer],
         requestBody: { required: true, content: { 'application/offset+octet-stream': { schema: { type: 'string', format: 'binary' } } } },
         responses: {
+          '200': {
+            description: 'Stored the last byte, asked with Prefer: return=representation: the file it became',
+            headers: { ...tusResumable, ...offset, ...fileId, ...applied },
+            content: json('File'),
+          },
           '204': { description: 'Stored', headers: { ...tusResumable, ...offset, ...expires, ...fileId } },
           ...common,
           '404': error('resource_missing'),
@@ -195,7 +208,9 @@ function document() {
         'whose Host is not allowed (ALLOWED_HOSTS; by default this machine\'s names and addresses on the server\'s port) ' +
         'is refused: 400 parameter_invalid, param Host. ' +
         'Limits: requests per token (and per client address without a valid token) are rate limited, 429 rate_limited with Retry-After in seconds ' +
-        '(RATE_LIMIT_PER_SECOND sustained, RATE_LIMIT_BURST in reserve; shared by all instances on one PostgreSQL database); live streams per user ' +
+        '(RATE_LIMIT_PER_SECOND sustained, RATE_LIMIT_BURST in reserve; shared by all instances on one PostgreSQL database); one user\'s requests ' +
+        'are worked on at most MAX_REQUESTS_IN_FLIGHT_PER_USER (default 4) at once per instance, the rest wait their turn (beyond ' +
+        'MAX_REQUESTS_QUEUED_PER_USER waiting: 429); live streams per user ' +
         '(MAX_STREAMS_PER_USER, default 10, per instance) and in all (MAX_STREAMS): 429. Requests to switch protocols (Upgrade: no WebSocket here), ' +
         '`*` and absolute-form request targets: 400 parameter_invalid, and the connection is closed. Event cursors are opaque and per user.',
     },
