@@ -27,17 +27,18 @@ export async function honouringRetryAfter(send: () => Promise<APIResponse>): Pro
   }
 }
 
-export async function api(request: APIRequestContext, info: TestInfo) {
+/** The API as the test's user, at the app under test (or at `origin`: another server of the test's own). */
+export async function api(request: APIRequestContext, info: TestInfo, origin = base) {
   const { auth } = userFor(info);
   return {
     async createConversation(contact_id: string) {
-      const r = await honouringRetryAfter(() => request.post(`${base}/v1/conversations`, { headers: auth, data: { contact_id } }));
+      const r = await honouringRetryAfter(() => request.post(`${origin}/v1/conversations`, { headers: auth, data: { contact_id } }));
       expect(r.status()).toBe(201);
       return r.json();
     },
     async upload(conversation_id: string, name: string, body: string) {
       const r = await honouringRetryAfter(() =>
-        request.post(`${base}/v1/files`, {
+        request.post(`${origin}/v1/files`, {
           headers: auth,
           multipart: { conversation_id, file: { name, mimeType: 'text/plain', buffer: Buffer.from(body) } },
         }),
@@ -46,11 +47,11 @@ export async function api(request: APIRequestContext, info: TestInfo) {
       return r.json();
     },
     async get(path: string) {
-      const r = await honouringRetryAfter(() => request.get(`${base}${path}`, { headers: auth }));
+      const r = await honouringRetryAfter(() => request.get(`${origin}${path}`, { headers: auth }));
       return { status: r.status(), body: r.status() === 204 ? null : await r.json() };
     },
     async del(path: string) {
-      return (await honouringRetryAfter(() => request.delete(`${base}${path}`, { headers: auth }))).status();
+      return (await honouringRetryAfter(() => request.delete(`${origin}${path}`, { headers: auth }))).status();
     },
     async allConversations() {
       return (await this.get('/v1/conversations?limit=100')).body.data as any[];
