@@ -262,6 +262,53 @@ describe('resumable uploads (tus 1.0.0) at /v1/uploads', () => {
     expect((await fileBytes(alice, attached)).equals(text)).toBe(true);
   });
 
+  it('Prefer: return=representation: the request that stores the last byte answers with the file (no GET needed)', async () => {
+    const prefer = { prefer: 'return=representation' };
+    // Proxy mode makes the file upstream and answers with its id alone: a client reads it with a GET.
+    const withBody = !viaProxy;
+    const whole = png(3000);
+    const r = await create(alice, whole.length, { filename: 'answered.png', conversation_id: conversationId }, { body: whole, headers: prefer });
+    expect(r.status, r.text).toBe(201);
+    const fileId = r.headers.get('upload-file-id')!;
+    const file = (await alice.get(`/v1/files/${fileId}`)).body;
+    expect(r.headers.get('location')).toMatch(/^\/v1\/uploads\/[A-Za-z0-9]{16}$/);
+    if (withBody) {
+      expect(r.headers.get('preference-applied')).toBe('return=representation');
+      expect(r.headers.get('content-type')).toContain('application/json');
+      expect(FileObject.parse(r.body)).toEqual(file);
+    } else {
+      expect(r.text).toBe('');
+    }
+
+    // In chunks: only the last PATCH answers with the file (200); the others stay 204, no body.
+    const bytes = png(5000);
+    const created = await create(alice, bytes.length, { filename: 'chunked.png', conversation_id: conversationId }, { headers: prefer });
+    expect(created.status).toBe(201);
+    expect(created.text).toBe('');
+    const location = created.headers.get('location')!;
+    const first = await patch(alice, location, 0, bytes.subarray(0, 2000), prefer);
+    expect(first.status).toBe(204);
+    expect(first.headers.get('preference-applied')).toBeNull();
+    const last = await patch(alice, location, 2000, bytes.subarray(2000), prefer);
+    const lastId = last.headers.get('upload-file-id')!;
+    expect(lastId).toMatch(/^[A-Za-z0-9]{16}$/);
+    const made = (await alice.get(`/v1/files/${lastId}`)).body;
+    expect(made).toMatchObject({ filename: 'chunked.png', file_size: bytes.length });
+    if (withBody) {
+      expect(last.status).toBe(200);
+      expect(last.headers.get('preference-applied')).toBe('return=representation');
+      expect(FileObject.parse(last.body)).toEqual(made);
+    } else {
+      expect(last.status).toBe(204);
+    }
+    // Without the preference: the protocol's 204, no body.
+    const plain = await create(alice, 4, { filename: 'plain.txt', conversation_id: conversationId });
+    const done = await patch(alice, plain.headers.get('location')!, 0, Buffer.from('abcd'));
+    expect(done.status).toBe(204);
+    expect(done.text).toBe('');
+    expect(done.headers.get('upload-file-id')).toMatch(/^[A-Za-z0-9]{16}$/);
+  });
+
   it('an empty file: Upload-Length 0 is finished at creation', async () => {
     const r = await create(alice, 0, { filename: 'empty.txt', conversation_id: conversationId });
     expect(r.status, r.text).toBe(201);

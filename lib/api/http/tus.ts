@@ -117,6 +117,11 @@ const uploadTooLarge = (max: number, param: string) =>
   new ApiError('file_too_large', `The file exceeds the upload limit of ${max} bytes`, param);
 const beyondLength = () => new ApiError('file_too_large', 'The body goes beyond the Upload-Length declared at creation', 'Upload-Length');
 
+/** `Prefer: return=representation` (RFC 7240): the completion answers with the file itself. */
+function prefersRepresentation(request: ApiRequest): boolean {
+  return /(?:^|[,;\s])return\s*=\s*"?representation"?(?:$|[,;\s])/i.test(request.header('prefer') ?? '');
+}
+
 /** RFC 9110 HTTP-date. */
 const httpDate = (seconds: number) => new Date(seconds * 1000).toUTCString();
 
@@ -219,6 +224,12 @@ export interface UploadsDeps {
   published(user: string): void;
   /** Removes queued blobs (the chunks of finished, deleted and expired uploads). */
   drainDeletions(): Promise<unknown>;
+  /**
+   * The file an upload made, as GET /v1/files/:id answers `request` (embedded mode): the body of a
+   * completion asked for with `Prefer: return=representation`. Without it (proxy mode) completions
+   * answer without a body, and a client reads the file with a GET.
+   */
+  fileObject?(request: ApiRequest, user: string, fileId: string): Promise<unknown>;
   log: Pick<Console, 'error'>;
 }
 
@@ -396,9 +407,28 @@ export class TusUploads {
     const row = await this.get(user, id);
     let progress = { offset: 0, fileId: null as string | null };
     if (hasBytes || length === 0) progress = await this.append(row, 0, request);
+    const headers = { ...result.headers, 'Upload-Offset': String(progress.offset), ...(progress.fileId ? { 'Upload-File-Id': progress.fileId } : {}) };
+    return this.withFile({ ...result, headers }, request, user, progress.fileId);
+  }
+
+  /**
+   * The answer of the request that stored the last byte, asked with Prefer: return=representation:
+   * the file itself as its body (a PATCH's 204 becomes 200), so the client needs no GET after it.
+   * So does a repeat of that request; a replayed creation and a HEAD name the file by
+   * Upload-File-Id alone.
+   */
+  private async withFile(result: ApiResult, request: ApiRequest, user: string, fileId: string | null): Promise<ApiResult> {
+    if (fileId === null || !this.deps.fileObject || !prefersRepresentation(request)) return result;
+    // Deleted already (another request, between its making and this answer): the id alone.
+    const file = await this.deps.fileObject(request, user, fileId).catch((error: unknown) => {
+      if (error instanceof ApiError && error.code === 'resource_missing') return null;
+      throw error;
+    });
+    if (file === null) return result;
     return {
-      ...result,
-      headers: { ...result.headers, 'Upload-Offset': String(progress.offset), ...(progress.fileId ? { 'Upload-File-Id': progress.fileId } : {}) },
+      status: result.status === 204 ? 200 : result.status,
+      body: file,
+      headers: { ...result.headers, 'Preference-Applied': 'return=representation' },
     };
   }
 
@@ -430,7 +460,7 @@ export class TusUploads {
     if (this.isExpired(row)) throw expired();
     const progress = await this.append(row, offset, request);
     const now = await this.get(user, id).catch(() => null);
-    return {
+    const result: ApiResult = {
       status: 204,
       headers: {
         ...(now ? this.state(now) : TUS_HEADERS),
@@ -438,6 +468,7 @@ export class TusUploads {
         ...(progress.fileId ? { 'Upload-File-Id': progress.fileId } : {}),
       },
     };
+    return this.withFile(result, request, user, progress.fileId);
   }
 
   /**
