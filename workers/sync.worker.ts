@@ -67,8 +67,9 @@ const api = {
       getToken: () => token,
       withLock: lockFor(config.database),
       periodMs: config.periodMs,
-      // A hung request must not stall sync forever. Resumable uploads are not bound by it: they are
-      // abandoned after 30 s without progress (and resume from the server's offset).
+      // A hung request must not stall sync forever. Uploads are not bound by it: a request that
+      // moves no byte (and gets no answer) for 30 s is abandoned, however long the transfer — a
+      // tus one resumes from the server's offset, a POST /v1/files is sent again with its key.
       requestTimeoutMs: 10 * 60_000,
       // Uploads through tus where the server offers it: a cut, a reload or a crash resumes them.
       resumable: resumableUploads,

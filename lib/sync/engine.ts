@@ -54,7 +54,11 @@ export interface EngineDeps {
    * Without it uploads are POST /v1/files.
    */
   resumable?: ResumableUploads;
-  /** Resumable uploads (resumable-upload.ts): a request is abandoned after this long without progress (default 30 s). */
+  /**
+   * Uploads — tus requests, and POST /v1/files where `upload` reports bytes sent: a request is
+   * abandoned after this long without progress or an answer (default 30 s), not after
+   * `requestTimeoutMs`.
+   */
   uploadStallMs?: number;
   /** Resumable uploads: bytes per PATCH (default 4 MiB). */
   uploadPatchBytes?: number;

@@ -67,6 +67,14 @@ export interface RequestSpec {
   idempotencyKey?: string;
   /** Bytes of a `form` body sent so far (only when `HttpDeps.upload` can tell). */
   onUploadProgress?: (sent: number, total: number) => void;
+  /**
+   * A transfer (a `form` body sent through `HttpDeps.upload`, which reports bytes sent): abandoned
+   * when nothing has moved — no byte sent, no answer — for this long, instead of after the fixed
+   * `requestTimeoutMs`: a slow upload that keeps moving is never cut, a stalled one is (its outcome
+   * unknown; it is sent again with the same Idempotency-Key). Over a plain fetch, which cannot
+   * tell bytes sent, `requestTimeoutMs` applies.
+   */
+  stallMs?: number;
 }
 
 function urlFor(baseUrl: string, spec: RequestSpec): string {
@@ -97,27 +105,37 @@ export async function call<T>(deps: HttpDeps, spec: RequestSpec, schema: z.ZodTy
   }
   if (spec.idempotencyKey) headers['Idempotency-Key'] = spec.idempotencyKey;
 
+  const stall = spec.form && deps.upload && spec.stallMs ? new StallTimer(spec.stallMs) : null;
   let response: Response;
-  try {
-    const signal = deps.requestTimeoutMs ? AbortSignal.timeout(deps.requestTimeoutMs) : undefined;
-    const url = urlFor(deps.baseUrl, spec);
-    const init: RequestInit = { method: spec.method, headers, body, signal };
-    response =
-      spec.form && deps.upload
-        ? await deps.upload(url, init, spec.onUploadProgress ?? (() => {}))
-        : await deps.fetch(url, init);
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    return { kind: 'network', message, unreachable: couldNotConnect(error) || deps.isOffline?.() === true };
-  }
-  await deps.onResponse?.(response.headers);
-
   let text: string;
   try {
-    text = await response.text();
-  } catch (error) {
-    // The head arrived but the body did not: as unknown as no answer at all.
-    return { kind: 'network', message: `response body lost: ${error instanceof Error ? error.message : String(error)}` };
+    try {
+      const signal = stall ? stall.signal : deps.requestTimeoutMs ? AbortSignal.timeout(deps.requestTimeoutMs) : undefined;
+      const url = urlFor(deps.baseUrl, spec);
+      const init: RequestInit = { method: spec.method, headers, body, signal };
+      response =
+        spec.form && deps.upload
+          ? await deps.upload(url, init, (sent, total) => {
+              stall?.moved();
+              spec.onUploadProgress?.(sent, total);
+            })
+          : await deps.fetch(url, init);
+    } catch (error) {
+      const cause = stall?.reason() ?? error;
+      const message = cause instanceof Error ? cause.message : String(cause);
+      return { kind: 'network', message, unreachable: !stall?.reason() && (couldNotConnect(error) || deps.isOffline?.() === true) };
+    }
+    await deps.onResponse?.(response.headers);
+
+    try {
+      text = await response.text();
+    } catch (error) {
+      // The head arrived but the body did not: as unknown as no answer at all.
+      const cause = stall?.reason() ?? error;
+      return { kind: 'network', message: `response body lost: ${cause instanceof Error ? cause.message : String(cause)}` };
+    }
+  } finally {
+    stall?.clear();
   }
 
   if (response.ok) {
@@ -138,6 +156,31 @@ export async function call<T>(deps: HttpDeps, spec: RequestSpec, schema: z.ZodTy
   }
   if (response.status >= 500) return { kind: 'server', status: response.status, message };
   return { kind: 'refused', status: response.status, error: error.success ? error.data : null, message };
+}
+
+/** Aborts its signal when `moved()` has not been called for `ms` (armed at once). */
+class StallTimer {
+  private readonly controller = new AbortController();
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  readonly signal = this.controller.signal;
+
+  constructor(private readonly ms: number) {
+    this.moved();
+  }
+
+  moved(): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.controller.abort(new Error(`no progress for ${this.ms >= 1000 ? `${Math.round(this.ms / 1000)} s` : `${this.ms} ms`}: the transfer stalled`)), this.ms);
+  }
+
+  /** Why it aborted (the stall), if it did. */
+  reason(): Error | null {
+    return this.signal.aborted && this.signal.reason instanceof Error ? this.signal.reason : null;
+  }
+
+  clear(): void {
+    clearTimeout(this.timer);
+  }
 }
 
 /** The server honours Idempotency-Key (the embedded server says so on every /v1 response). */

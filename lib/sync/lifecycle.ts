@@ -81,6 +81,14 @@ export interface TusState {
    * creation's Idempotency-Key is the operation's key for the first, `<key>~tus<n>` after that.
    */
   generation: number;
+  /**
+   * The Idempotency-Key of a creation sent WITH the file's bytes (creation-with-upload: a small
+   * file goes in that one request) whose answer has not come: the upload, and even the file, may
+   * exist with its URL unknown here. A later attempt asks for it again under this key without the
+   * bytes (the server answers with the same upload); a cancellation asks the same way, to end it.
+   * Cleared once a creation's Location is known.
+   */
+  bytesKey?: string;
 }
 
 /** An upload the user cancelled after it may have reached the server (see `cancelled`). */

@@ -24,6 +24,7 @@ import {
   readyBatch,
   retryAfterMs,
   type OutboxOp,
+  type UploadBody,
   type UploadSnapshot,
 } from './operations';
 import { rebuildViews } from './rebase';
@@ -44,7 +45,11 @@ export interface ReplayDeps extends HttpDeps {
    * that tus-js-client is loaded there only. Without it every upload is a POST /v1/files.
    */
   resumable?: ResumableUploads;
-  /** Resumable uploads: abandon a request after this long without a byte moving (default 30 s). */
+  /**
+   * Uploads (tus, and POST /v1/files where the transport reports bytes sent): abandon a request
+   * after this long without a byte moving or an answer (default UPLOAD_STALL_MS), never after a
+   * fixed time.
+   */
   uploadStallMs?: number;
   /** Resumable uploads: bytes per PATCH (default 4 MiB). */
   uploadPatchBytes?: number;
@@ -79,6 +84,8 @@ export async function serverSupportsIdempotency(db: ParleyDb): Promise<boolean> 
 export const BATCH_SIZE = 50;
 /** Requests in flight at once. */
 export const IN_FLIGHT = 4;
+/** An upload's request is abandoned after this long without a byte moving or an answer. */
+export const UPLOAD_STALL_MS = 30_000;
 
 /**
  * The outbox as this replay last read it, in seq order, with the blocked set computed once.
@@ -338,7 +345,7 @@ class Pipeline {
 
   private tusDeps() {
     const { deps } = this;
-    return { ...deps, stallMs: deps.uploadStallMs, patchBytes: deps.uploadPatchBytes, cancelPollMs: deps.uploadCancelPollMs };
+    return { ...deps, stallMs: deps.uploadStallMs, patchBytes: deps.uploadPatchBytes, cancelPollMs: deps.uploadCancelPollMs, idempotent: this.idempotent };
   }
 
   /**
@@ -356,7 +363,16 @@ class Pipeline {
       if (found.kind !== 'ok') return this.failed(op, found, true); // still unknown: verified again next time
       fileId = found.value?.id ?? null;
     }
-    const ended = await terminate(deps, op.tus?.url ?? null, fileId, idempotencyKeyOf(op));
+    let url = op.tus?.url ?? null;
+    if (url === null && op.tus?.bytesKey && !fileId) {
+      // Its creation went with the file's bytes and no answer came: the upload (or even its file)
+      // may exist. The same creation again, without the bytes, names it.
+      const found = await locateUpload(deps, op.tus.bytesKey, cancelled.upload);
+      if (found.kind !== 'ok') return this.failed(op, found, true);
+      url = found.value.url;
+      fileId = found.value.fileId;
+    }
+    const ended = await terminate(deps, url, fileId, idempotencyKeyOf(op));
     if (ended.kind !== 'ok') return this.failed(op, ended, true);
     this.answers.push({ op, effect: apply.fileDeleted });
   }
@@ -375,7 +391,9 @@ class Pipeline {
     const current = await deps.db.outbox.get(op.seq);
     if (current?.cancelledUpload) {
       if (attempt.outcome.kind !== 'ok') return this.replayCancelled(current);
-      const made = lifecycle.cancelledUploadMade(current, attempt.outcome.value);
+      // Made by its creation (the whole file in one request): its URL, so that its record goes too.
+      const url = current.tus && !current.tus.url && attempt.url ? { tus: { ...current.tus, url: attempt.url } } : {};
+      const made = { ...lifecycle.cancelledUploadMade(current, attempt.outcome.value), ...url };
       await deps.db.outbox.update(op.seq, made);
       return this.replayCancelled({ ...current, ...made });
     }
@@ -385,6 +403,11 @@ class Pipeline {
       return this.failed(op, attempt.outcome, attempt.sent);
     }
     const fileId = attempt.outcome.value;
+    // The completion's answer carried the file (as it is now: it was just made), else read it.
+    if (attempt.file) {
+      this.answers.push({ op, effect: unlessCancelled(fileId, apply.fileUploaded(attempt.file)) });
+      return;
+    }
     const file = await call(deps, { method: 'GET', path: `v1/files/${fileId}` }, FileObject);
     if (file.kind === 'ok') {
       this.answers.push({ op, effect: unlessCancelled(fileId, apply.fileUploaded(file.value)) });
@@ -469,7 +492,9 @@ async function send(deps: ReplayDeps, op: OutboxOp): Promise<Outcome<apply.Effec
       else form.append('conversation_id', body.conversationId);
       form.append('file', new Blob(chunks.map((c) => c.bytes), { type: body.fileType }), body.filename);
       const onUploadProgress = deps.onUploadProgress && ((sent: number, total: number) => deps.onUploadProgress!(op.entityId, sent, total));
-      const out = await call(deps, { method: 'POST', path: 'v1/files', form, idempotencyKey: key, onUploadProgress }, FileObject);
+      // No fixed limit for the transfer: abandoned when stalled, then sent again with the same key.
+      const stallMs = deps.uploadStallMs ?? UPLOAD_STALL_MS;
+      const out = await call(deps, { method: 'POST', path: 'v1/files', form, idempotencyKey: key, onUploadProgress, stallMs }, FileObject);
       return map(await asItIsNow(deps, out, (f) => `v1/files/${f.id}`, FileObject), (f, gone) => unlessCancelled(f.id, apply.fileUploaded(f, gone)));
     }
     case 'file.rename': {
@@ -526,15 +551,60 @@ async function terminate(deps: ReplayDeps, url: string | null, knownFileId: stri
   return ok;
 }
 
+/**
+ * The upload a creation with bytes made, whose answer was lost: the same creation (its key, length
+ * and metadata, as resumable-upload.ts sent them) without the bytes. A server with keys answers
+ * with that upload (and its file, if the bytes all arrived); if the first never arrived, this makes
+ * a new, empty upload, which the termination then ends.
+ */
+async function locateUpload(
+  deps: ReplayDeps,
+  key: string,
+  upload: UploadBody,
+): Promise<Outcome<{ url: string | null; fileId: string | null }>> {
+  const metadata: Record<string, string> = { filename: upload.filename, filetype: upload.fileType };
+  if (upload.messageId) metadata.message_id = upload.messageId;
+  else metadata.conversation_id = upload.conversationId;
+  const endpoint = new URL('v1/uploads', deps.baseUrl.endsWith('/') ? deps.baseUrl : `${deps.baseUrl}/`).toString();
+  const created = await tusRequest(deps, 'POST', endpoint, key, {
+    'Upload-Length': String(upload.size),
+    'Upload-Metadata': Object.entries(metadata)
+      .map(([name, value]) => `${name} ${base64(value)}`)
+      .join(','),
+  });
+  if (created.kind !== 'ok') return created;
+  const response = created.value;
+  const location = response.headers.get('location');
+  // Its target is gone (and with it any file it made), or the server no longer has /v1/uploads.
+  if (response.status === 404 || response.status === 410) return { kind: 'ok', value: { url: null, fileId: null }, replayed: false, serverTime: null };
+  if (!response.ok || !location) {
+    return { kind: 'refused', status: response.status, error: null, message: `the upload could not be found (HTTP ${response.status})` };
+  }
+  return { kind: 'ok', value: { url: new URL(location, endpoint).toString(), fileId: response.headers.get('upload-file-id') }, replayed: false, serverTime: null };
+}
+
+/** UTF-8, then base64, as tus-js-client encodes Upload-Metadata values. */
+function base64(value: string): string {
+  let binary = '';
+  for (const byte of new TextEncoder().encode(value)) binary += String.fromCharCode(byte);
+  return btoa(binary);
+}
+
 /** A tus request without a body; a 2xx, 404 or 410 is an answer (`ok`), anything else classified as call() does. */
-async function tusRequest(deps: ReplayDeps, method: 'HEAD' | 'DELETE', url: string, idempotencyKey?: string): Promise<Outcome<Response>> {
+async function tusRequest(
+  deps: ReplayDeps,
+  method: 'HEAD' | 'DELETE' | 'POST',
+  url: string,
+  idempotencyKey?: string,
+  extra: Record<string, string> = {},
+): Promise<Outcome<Response>> {
   const token = await deps.getToken();
   if (!token) return { kind: 'unauthenticated', message: 'not signed in' };
-  const headers: Record<string, string> = { Authorization: `Bearer ${token}`, 'Tus-Resumable': '1.0.0' };
+  const headers: Record<string, string> = { ...extra, Authorization: `Bearer ${token}`, 'Tus-Resumable': '1.0.0' };
   if (idempotencyKey) headers['Idempotency-Key'] = idempotencyKey;
   let response: Response;
   try {
-    const signal = AbortSignal.timeout(deps.uploadStallMs ?? 30_000);
+    const signal = AbortSignal.timeout(deps.uploadStallMs ?? UPLOAD_STALL_MS);
     response = await deps.fetch(url, { method, headers, signal });
   } catch (error) {
     return { kind: 'network', message: error instanceof Error ? error.message : String(error), unreachable: deps.isOffline?.() === true };

@@ -10,12 +10,19 @@
 //   its completion (or a later HEAD) names the file (Upload-File-Id): one file, whatever is lost.
 //   A URL the server no longer knows (404, 410 upload_expired) starts a new upload from the queued
 //   bytes under a new creation key (`generation`), written before that creation is sent.
+// - A file that fits in one request (at most `patchBytes`) goes with its creation
+//   (creation-with-upload): one POST, whose answer names the file and, asked with `Prefer:
+//   return=representation`, carries it (no GET after). Only where the server honours
+//   Idempotency-Key: the upload's URL is unknown until that answer comes, so after a cut the
+//   creation is asked for again under the same key, without the bytes (`bytesKey`), and the server
+//   answers with the same upload (HEAD, then resume or done). Larger files: a creation without
+//   bytes, its URL kept, then PATCHes.
 // - No fixed time limit: a request is abandoned when no byte has moved for `stallMs`; the next
 //   attempt resumes from HEAD.
 // - Every failure is classified as http.ts classifies answers, and settled by the replay like any
 //   other (backoff, 401 stop, dead letter with the server's message).
 import { Upload, type FileReader as TusFileReader, type FileSource, type HttpRequest, type HttpResponse, type HttpStack } from 'tus-js-client';
-import { ApiErrorBody } from '../schemas';
+import { ApiErrorBody, FileObject, type FileObject as FileObjectT } from '../schemas';
 import { getMeta, setMeta, type ParleyDb } from './db';
 import type { HttpDeps, Outcome } from './http';
 import type { OutboxOp, TusState } from './lifecycle';
@@ -65,6 +72,11 @@ export interface TusDeps extends HttpDeps {
   patchBytes?: number;
   /** How often a running transfer checks for the user's cancel (default CANCEL_POLL_MS). */
   cancelPollMs?: number;
+  /**
+   * The server is known to honour Idempotency-Key: a small file may then go with its creation
+   * (a repeat of that creation, after a lost answer, gives the same upload rather than a second).
+   */
+  idempotent?: boolean;
 }
 
 /**
@@ -102,6 +114,10 @@ export function creationKey(key: string, tus: TusState): string {
 export interface TusAttempt {
   /** The file's id once the upload is complete. */
   outcome: Outcome<string>;
+  /** The file as the completion's answer carried it (Prefer: return=representation), when it did. */
+  file?: FileObjectT;
+  /** The upload's URL when the completion was its creation (not kept in the operation: it is done). */
+  url?: string;
   /** Whether the operation's request went out (so the outcome may be unknown). */
   sent: boolean;
   /** The server's offset grew during this attempt (a retry need not back off as if nothing moved). */
@@ -130,7 +146,13 @@ export async function sendResumable(
     Object.assign(state, next);
     await deps.db.outbox.update(op.seq, { tus: { ...state } });
   };
-  if (!op.tus) await save(state);
+  const patchBytes = deps.patchBytes ?? PATCH_BYTES;
+  // The whole file with its creation (see the head of this file): a new upload of a file that
+  // fits in one request, on a server with keys, unless a creation with bytes under this key was
+  // sent already (its answer lost: ask for that upload again, without them).
+  const withBytes = () =>
+    state.url === null && deps.idempotent === true && body.size > 0 && body.size <= patchBytes && state.bytesKey !== creationKey(key, state);
+  if (!op.tus && !withBytes()) await save(state);
 
   const isCancelled = async () => (await deps.db.outbox.get(op.seq))?.cancelledUpload !== undefined;
   const source = await openSource(deps.db, op.id, body.size, body.chunkCount);
@@ -143,20 +165,22 @@ export async function sendResumable(
   let progressed = false;
   let startOffset: number | null = null;
   let lastOffset: number | null = null;
-  const patchBytes = deps.patchBytes ?? PATCH_BYTES;
   // Resuming an upload that was interrupted: a small PATCH first (see PROBE_BYTES).
   let probe = state.url !== null;
   for (let restarts = 0; restarts <= MAX_RESTARTS; ) {
     const chunk = probe && state.url !== null ? Math.min(PROBE_BYTES, patchBytes) : patchBytes;
     if (await isCancelled()) return { outcome: { kind: 'network', message: 'cancelled' }, sent, progressed, cancelled: true };
-    const run = await runOnce(deps, body, key, state, save, source, chunk, chunk < patchBytes, isCancelled, (s, total) => {
+    const bytes = withBytes();
+    // Written before it is sent: from then on the upload may exist with its URL unknown here.
+    if (bytes) await save({ ...state, bytesKey: creationKey(key, state) });
+    const run = await runOnce(deps, body, key, state, save, source, chunk, chunk < patchBytes, bytes, isCancelled, (s, total) => {
       if (startOffset === null) startOffset = s;
       if (lastOffset !== null && s > lastOffset) progressed = true;
       lastOffset = s;
       onProgress?.(s, total, (startOffset ?? 0) > 0);
     });
     sent = sent || run.sent;
-    if (run.kind === 'done') return { outcome: { kind: 'ok', value: run.fileId, replayed: false, serverTime: null }, sent, progressed };
+    if (run.kind === 'done') return { outcome: { kind: 'ok', value: run.fileId, replayed: false, serverTime: null }, file: run.file, url: run.url, sent, progressed };
     if (run.kind === 'failed') return { outcome: run.outcome, sent, progressed };
     if (run.kind === 'cancelled') return { outcome: { kind: 'network', message: 'cancelled' }, sent, progressed, cancelled: true };
     // The small PATCH was taken: full ones from here. Otherwise (a 409 offset mismatch, a replayed
@@ -169,7 +193,7 @@ export async function sendResumable(
 }
 
 type Run =
-  | { kind: 'done'; fileId: string; sent: boolean }
+  | { kind: 'done'; fileId: string; file?: FileObjectT; url?: string; sent: boolean }
   | { kind: 'failed'; outcome: Exclude<Outcome<unknown>, { kind: 'ok' }>; sent: boolean }
   | { kind: 'restart'; sent: boolean; progressed: boolean; probed?: boolean }
   /** The user cancelled it (the transfer is aborted). */
@@ -189,7 +213,10 @@ class Stop extends Error {
   }
 }
 
-/** One tus-js-client Upload, from start (HEAD when a URL is known, else POST) to success or failure. */
+/**
+ * One tus-js-client Upload, from start (HEAD when a URL is known, else POST) to success or failure.
+ * `withBytes`: the creation carries the file (it fits in one request: `chunkSize` ≥ its size).
+ */
 function runOnce(
   deps: TusDeps,
   body: Extract<OutboxOp['body'], { kind: 'file.upload' }>,
@@ -199,6 +226,7 @@ function runOnce(
   source: IdbSource,
   chunkSize: number,
   probing: boolean,
+  withBytes: boolean,
   isCancelled: () => Promise<boolean>,
   onProgress: (sent: number, total: number) => void,
 ): Promise<Run> {
@@ -224,12 +252,16 @@ function runOnce(
         flags.offset = Math.max(flags.offset, offset);
       }
       const fileId = response.headers.get('upload-file-id');
-      if (response.ok && fileId) throw new Stop({ kind: 'done', fileId, sent: flags.sent });
+      if (response.ok && fileId) {
+        const location = method === 'POST' ? response.headers.get('location') : null;
+        const url = location ? new URL(location, endpoint).toString() : undefined;
+        throw new Stop({ kind: 'done', fileId, file: await representation(response, fileId), url, sent: flags.sent });
+      }
       if (method === 'POST' && response.ok) {
         const location = response.headers.get('location');
         if (!location) throw new Stop({ kind: 'failed', outcome: { kind: 'network', message: 'the upload was created without a Location' }, sent: true });
         // Kept before anything else is sent: from now on this upload is resumed, never made again.
-        await save({ ...state, url: new URL(location, endpoint).toString() });
+        await save({ ...state, url: new URL(location, endpoint).toString(), bytesKey: undefined });
         // A repeat of a creation whose answer was lost: the upload may hold bytes already; ask where it stands.
         if (response.headers.get('idempotent-replayed') === 'true') throw new Stop({ kind: 'restart', sent: true, progressed: false });
         return;
@@ -259,7 +291,13 @@ function runOnce(
     });
     stack.beforeSend = (request) => {
       const method = request.getMethod();
-      if (method === 'POST') request.setHeader('Idempotency-Key', creationKey(key, state));
+      if (method === 'POST') {
+        request.setHeader('Idempotency-Key', creationKey(key, state));
+        // Its bytes may reach the server (and make the file) even if no answer comes back.
+        if (withBytes) flags.sent = true;
+      }
+      // The request that stores the last byte answers with the file itself: no GET after it.
+      if (method === 'POST' || method === 'PATCH') request.setHeader('Prefer', 'return=representation');
     };
     const metadata: Record<string, string> = { filename: body.filename, filetype: body.fileType };
     if (body.messageId) metadata.message_id = body.messageId;
@@ -270,6 +308,7 @@ function runOnce(
       metadata,
       uploadSize: body.size,
       chunkSize,
+      uploadDataDuringCreation: withBytes,
       retryDelays: null, // retries are the engine's (backoff, classification); restarts are ours
       storeFingerprintForResuming: false, // the URL lives in the operation
       removeFingerprintOnSuccess: false,
@@ -315,6 +354,22 @@ function runOnce(
     }, deps.cancelPollMs ?? CANCEL_POLL_MS);
     upload.start();
   });
+}
+
+/**
+ * The file a completion's answer carries (asked with Prefer: return=representation; a server
+ * that does not do it answers without a body): the client then reads it with a GET.
+ */
+async function representation(response: Response, fileId: string): Promise<FileObjectT | undefined> {
+  if (!(response.headers.get('content-type') ?? '').includes('json')) return undefined;
+  let json: unknown;
+  try {
+    json = JSON.parse(await response.text());
+  } catch {
+    return undefined;
+  }
+  const parsed = FileObject.safeParse(json);
+  return parsed.success && parsed.data.id === fileId ? parsed.data : undefined;
 }
 
 // ---- The HTTP stack: the engine's fetch (and the worker's XMLHttpRequest for PATCH progress),

@@ -176,13 +176,15 @@ describe('cancelling an upload', () => {
     const conversationId = await conversation(d, 'cancel-race');
     const fileId = await d.client.uploadFile({ conversationId }, { name: 'race.bin', type: 'application/octet-stream', bytes: pattern(100 * KiB, 4) });
     const uploadsBefore = (await uploadsOnServer()).map((u) => u.id);
-    // The user cancels just as the last (here: only) PATCH leaves; it arrives and completes the upload.
+    // The user cancels just as the creation leaves with the whole file (it fits in one request);
+    // it arrives and completes the upload.
     let outcome: string | null = null;
-    d.net.inject({ before: async () => void (outcome = await d.client.cancelUpload(fileId)) }, 'PATCH', /^\/v1\/uploads\//);
+    d.net.inject({ before: async () => void (outcome = await d.client.cancelUpload(fileId)) }, 'POST', /^\/v1\/uploads$/);
     await d.settle();
 
     expect(outcome).toBe('cancelling');
-    expect(seen(d, 'PATCH', /^\/v1\/uploads\//)).toHaveLength(1);
+    expect(seen(d, 'POST', /^\/v1\/uploads$/)).toHaveLength(1);
+    expect(seen(d, 'PATCH', /^\/v1\/uploads\//)).toHaveLength(0);
     expect(await d.db.outbox.count()).toBe(0);
     expect(await d.db.files.count()).toBe(0);
     expect(await serverFiles(server.baseUrl, server.tokens.alice, conversationId)).toHaveLength(0);
