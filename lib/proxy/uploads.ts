@@ -6,7 +6,8 @@
 // goes upstream as ONE POST /v1/files (multipart, streamed from the staged chunks, never whole in
 // memory) with the creation's Idempotency-Key (the upload id when the client gave none), retried
 // with backoff until the upstream answers (network errors, timeouts, 5xx, 408, 429 and 409
-// idempotency_in_progress are retried; any other answer is final). The upstream's 2xx makes the
+// idempotency_in_progress are retried; any other answer is final; an upload terminated meanwhile
+// is not tried again: the completing request answers 404). The upstream's 2xx makes the
 // upload finished with `Upload-File-Id: <the upstream's file id>`; another answer is passed on
 // as the completion's answer and (except 401: another token of the user may still finish it) ends
 // the upload and removes its bytes.
@@ -192,7 +193,7 @@ export class UploadStaging implements UploadCompletion {
     const kept = await (db as unknown as StagingDb).selectFrom('proxy_uploads').select('idempotency_key').where('upload_id', '=', staged.row.id).executeTakeFirst();
     let fileId: string;
     try {
-      fileId = await this.deliver(staged, kept?.idempotency_key ?? staged.row.id, request);
+      fileId = await this.deliver(db, staged, kept?.idempotency_key ?? staged.row.id, request);
     } catch (error) {
       // Final: the upload can never become this file. A refused token is not the upload's fault.
       if (error instanceof UpstreamAnswer && error.status !== 401) {
@@ -257,7 +258,7 @@ export class UploadStaging implements UploadCompletion {
   }
 
   /** POST /v1/files upstream, from the staged bytes, until the upstream answers. Returns the file id. */
-  private async deliver(staged: StagedUpload, idempotencyKey: string, request: ApiRequest): Promise<string> {
+  private async deliver(db: Db, staged: StagedUpload, idempotencyKey: string, request: ApiRequest): Promise<string> {
     const { row } = staged;
     const boundary = `parley-${newId(24)}`;
     const [field, value] = row.conversation_id !== null ? ['conversation_id', row.conversation_id] : ['message_id', row.message_id!];
@@ -276,6 +277,9 @@ export class UploadStaging implements UploadCompletion {
       'idempotency-key': idempotencyKey,
     };
     for (let attempt = 1; ; attempt++) {
+      // Terminated (DELETE) while the delivery was being retried: its bytes are gone, and so is
+      // the reason to deliver it. The request that was completing it answers as for a missing upload.
+      if (attempt > 1 && (await sql`select id from uploads where id = ${row.id}`.execute(db)).rows.length === 0) throw notFound('upload');
       const body = Readable.from(
         (async function* () {
           yield head;

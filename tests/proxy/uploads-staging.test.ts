@@ -467,6 +467,30 @@ describe('proxy mode: resumable uploads staged by the proxy, in front of an upst
     expect(stagedFiles(p.dir)).toEqual(filesBefore);
   });
 
+  it('an upload terminated while its delivery is retried: the delivery stops, the last PATCH answers 404; nothing stays staged or arrives upstream', async () => {
+    const conversation = await newConversation(alice, 'staging-terminated');
+    const filesBefore = stagedFiles(p.dir);
+    const bytes = pattern(5000, 13);
+    const created = await create(alice, bytes.length, { filename: 'terminated.bin', conversation_id: conversation }, { body: bytes.subarray(0, 1000) });
+    expect(created.status, created.text).toBe(201);
+    const location = created.headers.get('location')!;
+    const before = fileDeliveries(gate).length;
+    // The upstream is busy (503) for as long as this test lasts: the delivery is retried.
+    gate.faults = Array.from({ length: 100_000 }, () => '503' as const);
+    const last = patch(alice, location, 1000, bytes.subarray(1000));
+    await until(() => fileDeliveries(gate).length >= before + 2);
+    const terminated = await alice.del(location, { headers: TUS });
+    expect(terminated.status, terminated.text).toBe(204);
+    // The delivery gives up at its next turn (the upload is gone), and the PATCH answers.
+    expectError(await last, 404, 'resource_missing');
+    gate.faults = [];
+    const delivered = fileDeliveries(gate).length;
+    expect((await head(alice, location)).status).toBe(404);
+    expect(fileDeliveries(gate)).toHaveLength(delivered); // not tried again
+    expect(stagedFiles(p.dir)).toEqual(filesBefore);
+    expect(await upstreamFiles(conversation)).toEqual([]);
+  });
+
   it('expiry removes the staged bytes of an unfinished upload', async () => {
     const conversation = await newConversation(alice, 'staging-expiry');
     const filesBefore = stagedFiles(p.dir);
