@@ -5,6 +5,7 @@ import type { FileView } from '@/lib/sync';
 import { failureText, useAction } from './ActionAlert';
 import { Dialog } from './Dialog';
 import { Icon } from './Icon';
+import { hrefFor, navigate } from './router';
 import { useSession } from './session-context';
 
 /** Why a file name would be refused, in words for the person renaming it; null when it is fine. */
@@ -22,7 +23,7 @@ export function isPendingUpload(file: FileView): boolean {
   return file.syncState !== 'synced' && file.file_url === '';
 }
 
-/** Open (once synced), rename, delete — for one file; an upload on its way: cancel. */
+/** Rename, delete — for one file; an upload on its way: cancel. */
 export function FileActions({ file }: { file: FileView }) {
   const { connection } = useSession();
   const [renaming, setRenaming] = useState(false);
@@ -103,12 +104,24 @@ export function FileActions({ file }: { file: FileView }) {
   );
 }
 
-/** The file name as a link that opens it — once the server has it (an unsynced upload has no URL yet). */
+/**
+ * The file name as a link to the viewer (app/_components/viewer): an in-app screen with a URL and
+ * a back button, also for an upload still waiting (its queued bytes) and offline.
+ */
 export function FileLink({ file }: { file: FileView }) {
-  if (file.syncState === 'pending' && file.file_url === '') return <span className="file-link" title={file.filename}><span className="name">{file.filename}</span></span>;
-  if (!/^https?:\/\//.test(file.file_url) || file.id.startsWith('local_')) return <span className="file-link" title={`${file.filename} (available once synced)`}><span className="name">{file.filename}</span></span>;
+  const route = { name: 'file', id: file.id } as const;
   return (
-    <a className="file-link" href={file.file_url} target="_blank" rel="noopener noreferrer" title={file.filename}>
+    <a
+      className="file-link"
+      href={hrefFor(route)}
+      title={file.filename}
+      onClick={(e) => {
+        // A modified click (new tab, new window) goes to the same URL the browser's way.
+        if (e.metaKey || e.ctrlKey || e.shiftKey || e.altKey || e.button !== 0) return;
+        e.preventDefault();
+        navigate(route);
+      }}
+    >
       <Icon name="file" size={16} />
       <span className="name">{file.filename}</span>
     </a>

@@ -7,6 +7,7 @@ const PATHS = {
   restore: 'M3 4h18v4H3zM5 8v11h14V8M12 17v-6m-3 3l3-3 3 3',
   trash: 'M4 7h16M9 7V4h6v3M6 7l1 13h10l1-13M10 11v6M14 11v6',
   upload: 'M12 16V4m-5 5l5-5 5 5M4 16v4h16v-4',
+  download: 'M12 4v12m-5-5l5 5 5-5M4 16v4h16v-4',
   camera: 'M4 7h4l2-3h4l2 3h4v12H4zM12 17a4 4 0 1 0 0-8 4 4 0 0 0 0 8',
   back: 'M15 5l-7 7 7 7',
   plus: 'M12 5v14M5 12h14',

@@ -37,6 +37,9 @@ const loadFilesScreen = () => import('./FilesScreen');
 const ConversationScreen = lazy(() => loadConversationScreen().then((m) => ({ default: m.ConversationScreen })));
 const FilesScreen = lazy(() => loadFilesScreen().then((m) => ({ default: m.FilesScreen })));
 const StorageScreen = lazy(() => import('./StorageScreen').then((m) => ({ default: m.StorageScreen })));
+// The viewer's own chunk; pdf.js and the FHIR/HL7 views load from it only for a file of their kind.
+const loadFileScreen = () => import('./viewer/FileScreen');
+const FileScreen = lazy(() => loadFileScreen().then((m) => ({ default: m.FileScreen })));
 
 function device(): DeviceDeps {
   return {
@@ -116,7 +119,7 @@ function SignedIn({
       (c) => {
         if (cancelled) return c.close();
         setConnection((current = c));
-        const preloaded = prefetchWhenIdle([loadConversationScreen, loadFilesScreen, loadClientModule]);
+        const preloaded = prefetchWhenIdle([loadConversationScreen, loadFilesScreen, loadFileScreen, loadClientModule]);
         // Benchmarks and browser tests drive the same client and worker the UI uses.
         if (window.localStorage.getItem('parley:expose') === '1') Object.assign(window, { parley: c, parleyPreloaded: preloaded });
         // Through the worker: on the page the check would load zod with the first screen.
@@ -243,6 +246,8 @@ function Shell() {
                 <FilesScreen conversationId={route.conversationId} />
               ) : route.name === 'device' ? (
                 <StorageScreen />
+              ) : route.name === 'file' ? (
+                <FileScreen key={route.id} id={route.id} />
               ) : (
                 <ConversationsScreen />
               )}

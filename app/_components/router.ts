@@ -1,5 +1,5 @@
 'use client';
-// Client-side routes in the query string (`/`, `/?c=<id>`, `/?view=files`): every navigation is
+// Client-side routes in the query string (`/`, `/?c=<id>`, `/?view=files`, `/?file=<id>`): every navigation is
 // the one precached page, so the service worker can serve any of them offline.
 import { useSyncExternalStore } from 'react';
 
@@ -7,7 +7,8 @@ export type Route =
   | { name: 'conversations' }
   | { name: 'conversation'; id: string }
   | { name: 'files'; conversationId?: string }
-  | { name: 'device' };
+  | { name: 'device' }
+  | { name: 'file'; id: string };
 
 const EVENT = 'parley:navigate';
 
@@ -15,6 +16,8 @@ export function parseRoute(search: string): Route {
   const params = new URLSearchParams(search);
   const id = params.get('c');
   if (id) return { name: 'conversation', id };
+  const file = params.get('file');
+  if (file) return { name: 'file', id: file };
   if (params.get('view') === 'files') return { name: 'files', conversationId: params.get('in') ?? undefined };
   if (params.get('view') === 'device') return { name: 'device' };
   return { name: 'conversations' };
@@ -24,14 +27,22 @@ export function hrefFor(route: Route): string {
   if (route.name === 'conversation') return `/?c=${encodeURIComponent(route.id)}`;
   if (route.name === 'files') return route.conversationId ? `/?view=files&in=${encodeURIComponent(route.conversationId)}` : '/?view=files';
   if (route.name === 'device') return '/?view=device';
+  if (route.name === 'file') return `/?file=${encodeURIComponent(route.id)}`;
   return '/';
 }
 
 export function navigate(route: Route, options: { replace?: boolean } = {}): void {
   const href = hrefFor(route);
-  if (options.replace) history.replaceState(null, '', href);
-  else history.pushState(null, '', href);
+  // Entries made here are marked, so a screen's back button can go back instead of forward to a
+  // fixed place when the user came from within the app (canGoBack).
+  if (options.replace) history.replaceState(canGoBack() ? { parley: true } : null, '', href);
+  else history.pushState({ parley: true }, '', href);
   window.dispatchEvent(new Event(EVENT));
+}
+
+/** True when the previous history entry is a screen of this app (not another site or a fresh tab). */
+export function canGoBack(): boolean {
+  return (history.state as { parley?: boolean } | null)?.parley === true;
 }
 
 function subscribe(onChange: () => void) {

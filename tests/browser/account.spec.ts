@@ -203,11 +203,9 @@ test("sign-out removes the user's databases (the adopted one of an earlier versi
 
   // Open a document: the service worker keeps it for offline use.
   await openConversation(page, contact);
-  const opened = context.waitForEvent('page');
   await page.getByRole('link', { name: 'discharge.txt' }).click();
-  const tab = await opened;
-  await expect(tab.locator('body')).toContainText('discharge summary');
-  await tab.close();
+  await expect(page.getByLabel('Contents of discharge.txt')).toContainText('discharge summary');
+  await page.getByRole('link', { name: 'Back' }).click();
   await expect.poll(() => page.evaluate(async () => (await caches.has('parley-files')) && (await (await caches.open('parley-files')).keys()).length)).toBe(1);
 
   // One change that cannot reach the server (after the report of the opening has gone).

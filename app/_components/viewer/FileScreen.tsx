@@ -1,0 +1,163 @@
+'use client';
+// The file viewer: a screen of its own (`/?file=<id>`, with a back button), for a file on the
+// server, one still waiting to upload (its queued bytes), and offline for one the device has
+// (lib/view/viewer/bytes.ts). Which view: lib/view/viewer/kind.ts. The structured views and
+// pdf.js load only when a file of their kind is opened.
+import './viewer.css';
+import { useLiveQuery } from 'dexie-react-hooks';
+import { lazy, Suspense, useEffect, useMemo, useState } from 'react';
+import type { FileView } from '@/lib/sync';
+import { humanSize, humanTime, humanType } from '@/lib/view/format';
+import { loadFileBytes, type Loaded } from '@/lib/view/viewer/bytes';
+import { kindOf, type ViewKind } from '@/lib/view/viewer/kind';
+import { decodeText, TEXT_LIMIT } from '@/lib/view/viewer/text';
+import { isPendingUpload } from '../FileActions';
+import { Icon } from '../Icon';
+import { canGoBack, navigate } from '../router';
+import { useSession } from '../session-context';
+import { ImageView } from './ImageView';
+import { Problem } from './Raw';
+import { CsvView, TextView } from './TextView';
+import { useObjectUrl } from './useObjectUrl';
+
+const PdfView = lazy(() => import('./PdfView').then((m) => ({ default: m.PdfView })));
+const JsonView = lazy(() => import('./JsonView').then((m) => ({ default: m.JsonView })));
+const Hl7View = lazy(() => import('./Hl7View').then((m) => ({ default: m.Hl7View })));
+
+/** JSON up to this size is parsed for its summary; beyond, its beginning is shown as text. */
+const JSON_LIMIT = 20 * 1024 * 1024;
+
+export function FileScreen({ id }: { id: string }) {
+  const { connection } = useSession();
+  const { db } = connection;
+  const file = useLiveQuery(() => db.files.get(id), [db, id], null);
+  const alias = useLiveQuery(() => db.idAliases.get(id), [db, id]);
+  const conversation = useLiveQuery(() => (file?.conversationId ? db.conversations.get(file.conversationId) : undefined), [db, file?.conversationId]);
+  const [loaded, setLoaded] = useState<Loaded | null>(null);
+
+  // An upload that reached the server has its server id now: follow it (same bytes).
+  useEffect(() => {
+    if (alias) navigate({ name: 'file', id: alias.realId }, { replace: true });
+  }, [alias]);
+
+  const present = file !== null && file !== undefined;
+  useEffect(() => {
+    if (!present || !file) return;
+    let live = true;
+    setLoaded(null);
+    loadFileBytes(db, file).then(
+      (result) => live && setLoaded(result),
+      (e: unknown) => live && setLoaded({ ok: false, reason: 'failed', message: `The file could not be read on this device (${e instanceof Error ? e.message : String(e)}).` }),
+    );
+    return () => {
+      live = false;
+    };
+    // Once per file: a rename (a new URL, the same bytes) or a sync commit does not reload it.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [db, id, present]);
+
+  function back() {
+    if (canGoBack()) history.back();
+    else if (file?.conversationId) navigate({ name: 'conversation', id: file.conversationId });
+    else navigate({ name: 'files' });
+  }
+
+  if (file === null) return <p className="empty">Loading…</p>;
+  return (
+    <section className="screen viewer" aria-labelledby="file-title">
+      <div className="screen-head">
+        <a className="icon-button" href="/" aria-label="Back" onClick={(e) => { e.preventDefault(); back(); }}>
+          <Icon name="back" />
+        </a>
+        <h1 id="file-title" title={file?.filename}>{file ? file.filename : 'File'}</h1>
+        {loaded?.ok && file && <DownloadButton bytes={loaded.bytes} name={file.filename} />}
+      </div>
+      {file === undefined ? (
+        <p className="empty">This file is not here (it may have been deleted).</p>
+      ) : (
+        <>
+          <p className="viewer-meta">
+            {humanType(file.file_type)} · {humanSize(file.file_size)} · {humanTime(file.created_at)}
+            {conversation && <> · in {conversation.contact_id ?? conversation.group_id}</>}
+            {isPendingUpload(file) && <span className="mark pending">waiting to upload</span>}
+          </p>
+          {loaded === null ? (
+            <p className="empty">Opening…</p>
+          ) : !loaded.ok ? (
+            <Problem>{loaded.message}</Problem>
+          ) : (
+            <Suspense fallback={<p className="empty">Opening…</p>}>
+              <Body file={file} bytes={loaded.bytes} />
+            </Suspense>
+          )}
+        </>
+      )}
+    </section>
+  );
+}
+
+function Body({ file, bytes }: { file: FileView; bytes: Uint8Array }) {
+  const sniffed = useMemo(() => kindOf(file.filename, file.file_type, bytes.subarray(0, 4096)), [file.filename, file.file_type, bytes]);
+  const [kind, setKind] = useState<ViewKind>(sniffed);
+  useEffect(() => setKind(sniffed), [sniffed]);
+  const limit = kind === 'json' || kind === 'fhir' ? JSON_LIMIT : TEXT_LIMIT;
+  const decoded = useMemo(() => (['fhir', 'json', 'hl7', 'csv', 'text'].includes(kind) ? decodeText(bytes, limit) : null), [bytes, kind, limit]);
+  const name = file.filename;
+  return (
+    <div className={`viewer-body kind-${kind}`} data-kind={kind}>
+      {decoded && decoded.omitted > 0 && (
+        <Problem>
+          This file is large: the first {humanSize(bytes.length - decoded.omitted)} of {humanSize(bytes.length)} are shown. Download it for the rest.
+        </Problem>
+      )}
+      {kind === 'image' ? (
+        <ImageView bytes={bytes} type={file.file_type} name={name} onUnreadable={() => setKind('other')} />
+      ) : kind === 'pdf' ? (
+        <PdfView bytes={bytes} name={name} />
+      ) : (kind === 'fhir' || kind === 'json') && decoded ? (
+        <JsonView text={decoded.text} name={name} complete={decoded.omitted === 0} />
+      ) : kind === 'hl7' && decoded ? (
+        <Hl7View text={decoded.text} name={name} />
+      ) : kind === 'csv' && decoded ? (
+        <CsvView text={decoded.text} name={name} />
+      ) : kind === 'text' && decoded ? (
+        <TextView text={decoded.text} name={name} />
+      ) : (
+        <Details file={file} unreadableImage={sniffed === 'image'} />
+      )}
+    </div>
+  );
+}
+
+function Details({ file, unreadableImage }: { file: FileView; unreadableImage: boolean }) {
+  return (
+    <>
+      <Problem>
+        {unreadableImage
+          ? 'This image could not be shown here (a format this browser does not read, or a damaged file). Download it to open it in another app.'
+          : 'A file of this kind cannot be shown in the app. Download it to open it in another app.'}
+      </Problem>
+      <dl className="viewer-facts">
+        <div><dt>Name</dt><dd>{file.filename}</dd></div>
+        <div><dt>Type</dt><dd>{file.file_type}</dd></div>
+        <div><dt>Size</dt><dd>{humanSize(file.file_size)}</dd></div>
+        <div><dt>Added</dt><dd>{humanTime(file.created_at)}</dd></div>
+      </dl>
+    </>
+  );
+}
+
+/**
+ * Saves the bytes the viewer has (also offline, also a queued upload). The blob is typed
+ * application/octet-stream: a blob URL has the app's origin, and HTML in it must never render there.
+ */
+function DownloadButton({ bytes, name }: { bytes: Uint8Array; name: string }) {
+  const url = useObjectUrl(bytes, 'application/octet-stream');
+  if (!url) return null;
+  return (
+    <a className="button with-label" href={url} download={name}>
+      <Icon name="download" />
+      <span>Download</span>
+    </a>
+  );
+}

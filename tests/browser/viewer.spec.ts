@@ -1,0 +1,243 @@
+// The in-app file viewer (issue 20) at 390×844: each kind of file opens in a screen of the app
+// (its own URL, a back button, no new tab) and reads as a clinician reads it — an Observation's
+// test, value and unit; an HL7 lab message's results table; a PDF's page drawn by pdf.js (under
+// the app's real CSP); a CSV as a table; an image; a malformed FHIR file's plain message. A queued
+// upload opens from its bytes, a file opened once opens with no network, and axe finds nothing.
+import zlib from 'node:zlib';
+import { expect, test, type APIRequestContext, type BrowserContext, type Page, type TestInfo } from '@playwright/test';
+import { accessibilityViolations, api, base, honouringRetryAfter, openConversation, screenshot, signIn, unique, userFor, waitForServiceWorker } from './helpers';
+
+const OBSERVATION = JSON.stringify({
+  resourceType: 'Observation',
+  status: 'final',
+  code: { coding: [{ system: 'http://loinc.org', code: '2823-3', display: 'Potassium [Moles/volume] in Serum or Plasma' }], text: 'Potassium' },
+  subject: { display: 'Anna Smith' },
+  effectiveDateTime: '2024-03-05',
+  valueQuantity: { value: 5.9, unit: 'mmol/L' },
+  interpretation: [{ coding: [{ code: 'H', display: 'High' }] }],
+  referenceRange: [{ low: { value: 3.5, unit: 'mmol/L' }, high: { value: 5.1, unit: 'mmol/L' } }],
+});
+
+const ORU = [
+  'MSH|^~\\&|LABSYS|ST MARY HOSPITAL|EHR|NORTH CLINIC|20240305143000||ORU^R01|MSG00042|P|2.5.1',
+  'PID|1||555123^^^STMARY^MR||DOE^JANE||19750412|F',
+  'OBR|1|ORD123|FIL456|CBC^Complete blood count^L',
+  'OBX|1|NM|718-7^Hemoglobin^LN||10.2|g/dL|12.0-15.5|L|||F',
+  'OBX|2|NM|6690-2^WBC^LN||11.8|10*3/uL|4.5-11.0|H|||F',
+  'OBX|3|ST|NOTE^Comment^L||Lipaemic A\\F\\B|||N|||F',
+].join('\r');
+
+/** A one-page PDF written by hand: Helvetica text, offsets in the xref table computed here. */
+function tinyPdf(text: string): Buffer {
+  const content = `BT /F1 24 Tf 30 100 Td (${text}) Tj ET`;
+  const objects = [
+    '<< /Type /Catalog /Pages 2 0 R >>',
+    '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
+    '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 300 200] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>',
+    `<< /Length ${content.length} >>\nstream\n${content}\nendstream`,
+    '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>',
+  ];
+  let out = '%PDF-1.4\n';
+  const offsets: number[] = [];
+  objects.forEach((body, i) => {
+    offsets.push(out.length);
+    out += `${i + 1} 0 obj\n${body}\nendobj\n`;
+  });
+  const xref = out.length;
+  out += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n${offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`).join('')}`;
+  out += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
+  return Buffer.from(out, 'latin1');
+}
+
+/** A 40×30 PNG, a red square on white (zlib and CRC-32 from Node). */
+function tinyPng(): Buffer {
+  const width = 40;
+  const height = 30;
+  const raw = Buffer.alloc((width * 3 + 1) * height, 0xff);
+  for (let y = 5; y < 25; y++) for (let x = 10; x < 30; x++) raw.set([0xd0, 0x20, 0x20], y * (width * 3 + 1) + 1 + x * 3);
+  for (let y = 0; y < height; y++) raw[y * (width * 3 + 1)] = 0;
+  const chunk = (type: string, data: Buffer) => {
+    const length = Buffer.alloc(4);
+    length.writeUInt32BE(data.length);
+    const crc = Buffer.alloc(4);
+    crc.writeUInt32BE(zlib.crc32(Buffer.concat([Buffer.from(type), data])));
+    return Buffer.concat([length, Buffer.from(type), data, crc]);
+  };
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(width, 0);
+  header.writeUInt32BE(height, 4);
+  header.set([8, 2, 0, 0, 0], 8);
+  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', header), chunk('IDAT', zlib.deflateSync(raw)), chunk('IEND', Buffer.alloc(0))]);
+}
+
+async function upload(request: APIRequestContext, info: TestInfo, conversationId: string, name: string, mimeType: string, buffer: Buffer) {
+  const r = await honouringRetryAfter(() =>
+    request.post(`${base}/v1/files`, { headers: userFor(info).auth, multipart: { conversation_id: conversationId, file: { name, mimeType, buffer } } }),
+  );
+  expect(r.status()).toBe(201);
+  return (await r.json()) as { id: string; file_url: string; filename: string };
+}
+
+async function seed(request: APIRequestContext, info: TestInfo) {
+  const contact = unique('viewer');
+  const conversation = await (await api(request, info)).createConversation(contact);
+  const add = (name: string, type: string, body: Buffer | string) => upload(request, info, conversation.id, name, type, Buffer.from(body));
+  await add('potassium.json', 'application/fhir+json', OBSERVATION);
+  await add('cbc.hl7', 'text/plain', ORU);
+  await add('letter.pdf', 'application/pdf', tinyPdf('Discharge letter'));
+  await add('wound.png', 'image/png', tinyPng());
+  await add('sodium.csv', 'text/csv', 'test,value,unit\r\n"Sodium, serum",140,mmol/L\r\n');
+  await add('broken.json', 'application/json', '{\n  "resourceType": "Observation",\n  "code": { "text": "Glucose" },\n  "valueQuantity": {');
+  await add('damaged.pdf', 'application/pdf', '%PDF-1.4 not really');
+  return { contact, conversation };
+}
+
+/** Opens a file of the conversation on screen in the viewer: an in-app screen with its URL. */
+async function openFile(page: Page, name: string) {
+  await page.getByRole('link', { name, exact: true }).click();
+  await expect(page.getByRole('heading', { level: 1, name })).toBeVisible();
+  expect(new URL(page.url()).searchParams.get('file')).toBeTruthy();
+}
+
+async function back(page: Page, contact: string) {
+  await page.getByRole('link', { name: 'Back' }).click();
+  await expect(page.getByRole('heading', { level: 1, name: new RegExp(contact) })).toBeVisible();
+}
+
+test('each kind of file opens in the app and reads as a clinician reads it', async ({ page, context, request }, info) => {
+  const { contact } = await seed(request, info);
+  let tabs = 0;
+  context.on('page', () => tabs++);
+  await signIn(page, info);
+  await openConversation(page, contact);
+
+  // FHIR Observation: the test, its value and unit, the reference range; raw JSON one tap away.
+  await openFile(page, 'potassium.json');
+  const summary = page.getByRole('region', { name: /Observation: Potassium/ });
+  await expect(summary.getByRole('heading', { name: /Potassium/ })).toBeVisible();
+  await expect(summary.getByRole('definition').filter({ hasText: '5.9 mmol/L' })).toBeVisible();
+  await expect(summary).toContainText('Reference range3.5 - 5.1 mmol/L');
+  await expect(summary).toContainText('InterpretationHigh');
+  await screenshot(page, info, 'viewer-fhir');
+  await page.getByRole('button', { name: 'Raw JSON' }).click();
+  await expect(page.getByLabel('Contents of potassium.json')).toContainText('"valueQuantity"');
+  await back(page, contact);
+
+  // HL7 v2: header, patient, and the results table.
+  await openFile(page, 'cbc.hl7');
+  await expect(page.getByRole('heading', { name: /ORU\^R01 from ST MARY HOSPITAL/ })).toBeVisible();
+  await expect(page.getByRole('region', { name: 'Patient' })).toContainText('JANE DOE');
+  const results = page.getByRole('table', { name: 'Results' });
+  await expect(results.getByRole('columnheader')).toHaveText(['Test', 'Value', 'Unit', 'Reference range', 'Flag', 'Status']);
+  await expect(results.getByRole('row').nth(1).getByRole('cell')).toHaveText(['Hemoglobin (718-7)', '10.2', 'g/dL', '12.0-15.5', 'Low', 'Final']);
+  await expect(results.getByRole('row').nth(2).getByRole('cell')).toHaveText(['WBC (6690-2)', '11.8', '10*3/uL', '4.5-11.0', 'High', 'Final']);
+  await expect(results.getByRole('row').nth(3).getByRole('cell').nth(1)).toHaveText('Lipaemic A|B');
+  await screenshot(page, info, 'viewer-hl7');
+  await back(page, contact);
+
+  // PDF: drawn by pdf.js in its worker, under the app's CSP: a page count, pixels, selectable text.
+  await openFile(page, 'letter.pdf');
+  await expect(page.getByText('1 page', { exact: true })).toBeVisible();
+  const pdfPage = page.getByRole('group', { name: 'Page 1' });
+  await expect(pdfPage.locator('.textLayer')).toContainText('Discharge letter');
+  const inked = await pdfPage.locator('canvas').evaluate((canvas: HTMLCanvasElement) => {
+    const { data } = canvas.getContext('2d')!.getImageData(0, 0, canvas.width, canvas.height);
+    let dark = 0;
+    for (let i = 0; i < data.length; i += 4) if (data[i]! < 128 && data[i + 3]! > 0) dark++;
+    return dark;
+  });
+  expect(inked).toBeGreaterThan(50);
+  await page.getByRole('button', { name: 'Zoom in' }).click();
+  await expect(page.getByRole('status', { name: 'Zoom level' }).or(page.getByLabel('Zoom level'))).toHaveText('125%');
+  await screenshot(page, info, 'viewer-pdf');
+  await back(page, contact);
+
+  // A damaged PDF: a plain message, never a blank screen.
+  await openFile(page, 'damaged.pdf');
+  await expect(page.getByText(/This PDF could not be read/)).toBeVisible();
+  await expect(page.getByRole('link', { name: 'Download' })).toBeVisible();
+  await back(page, contact);
+
+  // An image, fitted; double-tap zooms in.
+  await openFile(page, 'wound.png');
+  const image = page.getByRole('img', { name: 'wound.png' });
+  await expect(image).toBeVisible();
+  expect(await image.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth)).toBe(40);
+  await page.getByRole('button', { name: 'Zoom in' }).click();
+  await expect(page.getByLabel('Zoom level')).toHaveText('150%');
+  await back(page, contact);
+
+  // CSV as a table.
+  await openFile(page, 'sodium.csv');
+  await expect(page.getByRole('table').getByRole('row').nth(1).getByRole('cell')).toHaveText(['Sodium, serum', '140', 'mmol/L']);
+  await back(page, contact);
+
+  // Malformed FHIR: where it breaks, in words, and the text that could be read.
+  await openFile(page, 'broken.json');
+  await expect(page.getByText(/This file is not valid JSON \(.+\), so the FHIR Observation in it cannot be shown as a summary/)).toBeVisible();
+  await expect(page.getByLabel('Contents of broken.json')).toContainText('"Glucose"');
+  await screenshot(page, info, 'viewer-malformed');
+  await back(page, contact);
+
+  expect(tabs).toBe(0);
+});
+
+test('an upload still waiting to be sent opens from its queued bytes', async ({ page, context, request }, info) => {
+  const { contact } = await seed(request, info);
+  await signIn(page, info);
+  await openConversation(page, contact);
+  // Writes cannot reach the server: the upload stays queued, its bytes on the device.
+  await context.route(/\/v1\//, (route) => (route.request().method() === 'GET' ? route.continue() : route.abort('internetdisconnected')));
+  await page.getByLabel('Upload files').setInputFiles({ name: 'ward-round.csv', mimeType: 'text/csv', buffer: Buffer.from('bed,patient\n4,Jones\n') });
+  await openFile(page, 'ward-round.csv');
+  await expect(page.getByText('waiting to upload')).toBeVisible();
+  await expect(page.getByRole('table').getByRole('row').nth(1).getByRole('cell')).toHaveText(['4', 'Jones']);
+  await back(page, contact);
+});
+
+async function cutNetwork(context: BrowserContext) {
+  // As keep-offline.spec.ts: routes hold for the workers too, where offline emulation does not.
+  await context.route(/\/(files|v1)\//, (route) => route.abort('internetdisconnected'));
+}
+
+test('a file opened once opens again in the viewer with no network', async ({ page, context, request }, info) => {
+  const { contact } = await seed(request, info);
+  await signIn(page, info);
+  await waitForServiceWorker(page);
+  await openConversation(page, contact);
+  await openFile(page, 'cbc.hl7');
+  await expect(page.getByRole('table', { name: 'Results' })).toContainText('Hemoglobin');
+  await back(page, contact);
+  await expect.poll(() => page.evaluate(async () => (await (await caches.open('parley-files')).keys()).some((r) => r.url.includes('cbc.hl7')))).toBe(true);
+
+  await cutNetwork(context);
+  await openFile(page, 'cbc.hl7');
+  await expect(page.getByRole('table', { name: 'Results' })).toContainText('Hemoglobin');
+  // Reloaded offline, straight onto the viewer's URL.
+  await page.reload();
+  await expect(page.getByRole('table', { name: 'Results' })).toContainText('Hemoglobin');
+  await back(page, contact);
+  // One never opened says why it cannot be shown.
+  await openFile(page, 'sodium.csv');
+  await expect(page.getByText(/not on this device and there is no network/)).toBeVisible();
+});
+
+test('the viewer passes axe: FHIR, HL7, PDF and raw views', async ({ browser, request }, info) => {
+  const { contact } = await seed(request, info);
+  const context = await browser.newContext({ ...info.project.use, bypassCSP: true });
+  const page = await context.newPage();
+  await signIn(page, info);
+  await openConversation(page, contact);
+  for (const name of ['potassium.json', 'cbc.hl7', 'letter.pdf', 'wound.png', 'broken.json']) {
+    await openFile(page, name);
+    await expect(page.getByText('Opening…')).toHaveCount(0);
+    await expect(page.locator('.viewer-body')).toBeVisible();
+    expect(await accessibilityViolations(page), name).toEqual([]);
+    await back(page, contact);
+  }
+  await openFile(page, 'cbc.hl7');
+  await page.getByRole('button', { name: 'Raw message' }).click();
+  await expect(page.getByLabel('Contents of cbc.hl7')).toContainText('OBX|1|NM');
+  expect(await accessibilityViolations(page)).toEqual([]);
+  await context.close();
+});
