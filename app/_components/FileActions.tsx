@@ -4,6 +4,8 @@ import { filenameProblem } from '@/lib/schemas';
 import type { FileView } from '@/lib/sync';
 import { failureText, useAction } from './ActionAlert';
 import { Dialog } from './Dialog';
+import { kindOfName, splitName } from '@/lib/view/viewer/kind';
+import { FileKindIcon } from './FileKindIcon';
 import { Icon } from './Icon';
 import { hrefFor, navigate } from './router';
 import { useSession } from './session-context';
@@ -110,11 +112,14 @@ export function FileActions({ file }: { file: FileView }) {
  */
 export function FileLink({ file }: { file: FileView }) {
   const route = { name: 'file', id: file.id } as const;
+  const [head, tail] = splitName(file.filename);
   return (
     <a
       className="file-link"
       href={hrefFor(route)}
       title={file.filename}
+      // The name in one piece: its two parts are flex items, which would read as two words.
+      aria-label={file.filename}
       onClick={(e) => {
         // A modified click (new tab, new window) goes to the same URL the browser's way.
         if (e.metaKey || e.ctrlKey || e.shiftKey || e.altKey || e.button !== 0) return;
@@ -122,8 +127,12 @@ export function FileLink({ file }: { file: FileView }) {
         navigate(route);
       }}
     >
-      <Icon name="file" size={16} />
-      <span className="name">{file.filename}</span>
+      <FileKindIcon kind={kindOfName(file.filename, file.file_type)} />
+      {/* Shortened in the middle: the extension stays in view (the whole name is the title). */}
+      <span className="name-parts">
+        <span className="name">{head}</span>
+        {tail && <span className="name-tail">{tail}</span>}
+      </span>
     </a>
   );
 }

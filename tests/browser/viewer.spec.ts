@@ -241,3 +241,33 @@ test('the viewer passes axe: FHIR, HL7, PDF and raw views', async ({ browser, re
   expect(await accessibilityViolations(page)).toEqual([]);
   await context.close();
 });
+
+test('file lists show each kind with its own icon and keep a long name’s extension in view', async ({ page, request }, info) => {
+  const { contact, conversation } = await seed(request, info);
+  const longName = 'discharge-letter-for-the-general-practitioner-with-the-medication-list.pdf';
+  await upload(request, info, conversation.id, longName, 'application/pdf', tinyPdf('Letter'));
+  await signIn(page, info);
+  // Each kind with its icon, in the conversation's list of files.
+  await openConversation(page, contact);
+  const files = page.getByRole('list', { name: 'Files' });
+  const kinds: Record<string, string> = { 'potassium.json': 'fhir', 'cbc.hl7': 'hl7', 'letter.pdf': 'pdf', 'wound.png': 'image', 'sodium.csv': 'csv' };
+  for (const [name, kind] of Object.entries(kinds)) {
+    await expect(files.getByRole('link', { name, exact: true }).locator(`svg.kind-${kind}`)).toBeVisible();
+  }
+  // The Files screen of this conversation (other tests of this user upload the same long name).
+  await page.getByRole('link', { name: 'All files of this conversation' }).click();
+  await page.getByRole('searchbox', { name: 'Name' }).fill('medication-list');
+  const table = page.getByRole('table', { name: 'Files' });
+  // The long name: cut in the middle, its end (and extension) on screen, in full in its title.
+  const link = table.getByRole('link', { name: longName });
+  await expect(link).toHaveAttribute('title', longName);
+  const tail = link.locator('.name-tail');
+  await expect(tail).toHaveText('list.pdf');
+  const box = (await tail.boundingBox())!;
+  expect(box.x + box.width).toBeLessThanOrEqual(page.viewportSize()!.width);
+  expect(await link.locator('.name').evaluate((el) => el.scrollWidth > el.clientWidth)).toBe(true);
+  await screenshot(page, info, 'files-kinds');
+  // And it opens in the viewer from here too.
+  await link.click();
+  await expect(page.getByRole('group', { name: 'Page 1' }).locator('.textLayer')).toContainText('Letter');
+});

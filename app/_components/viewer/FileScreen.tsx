@@ -84,7 +84,15 @@ export function FileScreen({ id }: { id: string }) {
           {loaded === null ? (
             <p className="empty">Opening…</p>
           ) : !loaded.ok ? (
-            <Problem>{loaded.message}</Problem>
+            <>
+              <Problem>{loaded.message}</Problem>
+              {/* The server's own copy, as before the viewer: e.g. a store that redirects /files to another origin, which the app's CSP keeps the page from reading. */}
+              {loaded.reason !== 'gone' && file.file_url && (
+                <a className="touch-link" href={file.file_url} target="_blank" rel="noopener noreferrer">
+                  Open the server’s copy in a new tab
+                </a>
+              )}
+            </>
           ) : (
             <Suspense fallback={<p className="empty">Opening…</p>}>
               <Body file={file} bytes={loaded.bytes} />

@@ -11,10 +11,17 @@ type PdfJs = typeof import('pdfjs-dist');
 let loading: Promise<PdfJs> | null = null;
 
 function loadPdfJs(): Promise<PdfJs> {
-  loading ??= import('pdfjs-dist').then((pdfjs) => {
-    pdfjs.GlobalWorkerOptions.workerPort = new Worker(new URL('pdfjs-dist/build/pdf.worker.min.mjs', import.meta.url), { type: 'module' });
-    return pdfjs;
-  });
+  loading ??= import('pdfjs-dist').then(
+    (pdfjs) => {
+      pdfjs.GlobalWorkerOptions.workerPort = new Worker(new URL('pdfjs-dist/build/pdf.worker.min.mjs', import.meta.url), { type: 'module' });
+      return pdfjs;
+    },
+    (error: unknown) => {
+      // Not loaded (no network, not cached yet): the next PDF opened tries again.
+      loading = null;
+      throw error;
+    },
+  );
   return loading;
 }
 
