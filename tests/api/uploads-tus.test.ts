@@ -32,6 +32,15 @@ class FillableStore extends DiskBlobStore implements BlobStore {
   }
 }
 
+/** The disk store, counting the blobs written (chunks and files). */
+class CountingStore extends DiskBlobStore implements BlobStore {
+  writes = 0;
+  begin(): BlobWrite {
+    this.writes++;
+    return super.begin();
+  }
+}
+
 const MAX = 64 * 1024;
 const OFFSET_STREAM = 'application/offset+octet-stream';
 const TUS = { 'tus-resumable': '1.0.0' };
@@ -563,6 +572,75 @@ describe('resumable uploads (tus 1.0.0) at /v1/uploads', () => {
   });
 
   // The store that fills is the upstream's; through the proxy the chunks are staged elsewhere.
+  // A counting disk store (on the disk projects: the object store's projects inspect the bucket).
+  describe.skipIf(viaProxy || onS3 || twoInstances)('the whole file in one request', () => {
+    let w: TestServer;
+    let store: CountingStore;
+    beforeAll(async () => {
+      w = await startTarget({ env: { MAX_UPLOAD_BYTES: String(MAX) }, store: (dir) => (store = new CountingStore(dir)) });
+    });
+    afterAll(() => w?.stop());
+
+    it('is made into the file straight from the bytes received: one blob written, nothing copied', async () => {
+      const c = client(() => w.baseUrl, w.tokens.alice);
+      const conversation = await newConversation(c, 'tus-whole');
+      const read = async (fileId: string) => {
+        const file = (await c.get(`/v1/files/${fileId}`)).body;
+        const u = new URL(file.file_url);
+        return { file, bytes: Buffer.from(await (await fetch(w.baseUrl + u.pathname + u.search)).arrayBuffer()) };
+      };
+      // A creation carrying every byte.
+      const bytes = png(20_000);
+      let before = store.writes;
+      const r = await create(c, bytes.length, { filename: 'whole.png', conversation_id: conversation }, { body: bytes });
+      expect(r.status, r.text).toBe(201);
+      expect(store.writes - before).toBe(1);
+      let made = await read(r.headers.get('upload-file-id')!);
+      expect(made.file).toMatchObject({ filename: 'whole.png', file_type: 'image/png', file_size: bytes.length });
+      expect(made.bytes.equals(bytes)).toBe(true);
+      // One PATCH from 0 to the end.
+      const text = Buffer.from('the whole text, in one PATCH');
+      const created = await create(c, text.length, { filename: 'whole.txt', conversation_id: conversation });
+      before = store.writes;
+      const done = await patch(c, created.headers.get('location')!, 0, text);
+      expect(done.status, done.text).toBe(204);
+      expect(store.writes - before).toBe(1);
+      made = await read(done.headers.get('upload-file-id')!);
+      expect(made.file).toMatchObject({ filename: 'whole.txt', file_type: 'text/plain', file_size: text.length });
+      expect(made.bytes.equals(text)).toBe(true);
+      // In pieces: each piece, then the file they make together.
+      const pieces = png(9_000);
+      const chunked = await create(c, pieces.length, { filename: 'pieces.png', conversation_id: conversation });
+      before = store.writes;
+      await patch(c, chunked.headers.get('location')!, 0, pieces.subarray(0, 4000));
+      const last = await patch(c, chunked.headers.get('location')!, 4000, pieces.subarray(4000));
+      expect(store.writes - before).toBe(3);
+      expect((await read(last.headers.get('upload-file-id')!)).bytes.equals(pieces)).toBe(true);
+      // Nothing left over but the three files' bytes.
+      expect(await w.blobs.stored()).toHaveLength(3);
+    });
+
+    it('whose file cannot be made keeps its bytes as the upload\'s, as one in pieces does; DELETE removes them', async () => {
+      const c = client(() => w.baseUrl, w.tokens.alice);
+      const conversation = await newConversation(c, 'tus-whole-gone');
+      const bytes = Buffer.from('bytes for a conversation deleted meanwhile');
+      const created = await create(c, bytes.length, { filename: 'gone.txt', conversation_id: conversation });
+      const location = created.headers.get('location')!;
+      const stored = await w.blobs.stored();
+      expect((await c.del(`/v1/conversations/${conversation}`)).status).toBe(204);
+      const r = await patch(c, location, 0, bytes);
+      expectTusError(r, 404, 'resource_missing');
+      expect(r.body.param).toBe('conversation_id');
+      // Every byte is the upload's (not lost, not a file): HEAD says so, the store holds them.
+      const h = await head(c, location);
+      expect(h.headers.get('upload-offset')).toBe(String(bytes.length));
+      expect(h.headers.get('upload-file-id')).toBeNull();
+      expect((await w.blobs.stored()).filter((k) => !stored.includes(k))).toHaveLength(1);
+      expect((await c.del(location)).status).toBe(204);
+      expect(await w.blobs.stored()).toEqual(stored);
+    });
+  });
+
   describe.skipIf(viaProxy)('on a full store', () => {
     let f: TestServer;
     let store: FillableStore;

@@ -27,7 +27,11 @@
 // the way), inserts the files row exactly as POST /v1/files does (Files.create: type, message,
 // last_active_at, events by trigger) and marks the upload finished, once (a conditional update on
 // `file_id IS NULL`); the chunk rows go in the same transaction, their blobs queued for removal
-// by the trigger that queues deleted files' bytes (migration 0004_uploads).
+// by the trigger that queues deleted files' bytes (migration 0004_uploads). A request that carries
+// the whole upload (a creation with every byte — what the app sends for a small file — or one
+// PATCH from 0 to the end) hashes and sniffs as it receives, and its blob becomes the file's as it
+// is: no chunk row, no second copy (UploadCompletion.completeWhole). Should that fail, its blob is
+// recorded as the upload's chunk all the same, so no byte that arrived is lost.
 //
 // The protocol part (this class: creation, HEAD, PATCH, DELETE, leases, chunks, expiry) is the
 // same wherever it runs; where a finished upload goes is an injected UploadCompletion. Embedded
@@ -196,6 +200,20 @@ export interface UploadCompletion {
    * `request` is the one that stored the last byte (its token).
    */
   complete(staged: StagedUpload, request: ApiRequest): Promise<string>;
+  /**
+   * Optional: every byte arrived in one request (a creation with the whole file, or one PATCH from
+   * 0 to the end) into `blob`, finished, with its digest taken on the way. Makes the file from that
+   * blob as it is — no chunk is recorded, nothing is copied — once, calling `staged.finish` in the
+   * transaction that makes it. On failure it leaves the blob alone: the caller keeps it as the
+   * upload's chunk (a repeat then makes the file from it), or removes it.
+   */
+  completeWhole?(staged: StagedUpload, blob: BlobWrite, digest: Digest, request: ApiRequest): Promise<string>;
+}
+
+/** What completion needs of the bytes besides the bytes: their SHA-256 and the first ones, for sniffing. */
+export interface Digest {
+  sha256: string;
+  head: Uint8Array;
 }
 
 export interface StagedUpload {
@@ -520,17 +538,22 @@ export class TusUploads {
     renew.unref();
     try {
       let reached = offset;
+      let fileId: string | null = null;
       if (body && contentLength !== 0) {
         cancelled.cancel = () => body.destroy();
+        // The whole file in this one request: made straight from its blob, if every byte arrives.
+        const whole =
+          offset === 0 && contentLength === row.upload_length && this.completion.completeWhole
+            ? (blob: BlobWrite, digest: Digest) => this.completeWhole(row, lease, blob, digest, request)
+            : undefined;
         try {
-          reached = await this.receive(row, offset, body, lease);
+          ({ reached, fileId } = await this.receive(row, offset, body, lease, whole));
         } finally {
-          received(); // its chunk is recorded, or its blob removed
+          received(); // its chunk is recorded (or its file made), or its blob removed
         }
       }
       received();
-      let fileId: string | null = null;
-      if (reached === row.upload_length) fileId = await this.complete(row, lease, request);
+      if (fileId === null && reached === row.upload_length) fileId = await this.complete(row, lease, request);
       return { offset: reached, fileId };
     } finally {
       clearInterval(renew);
@@ -577,11 +600,24 @@ export class TusUploads {
     throw inProgress();
   }
 
-  /** Streams the body into one new chunk blob; records it and moves the offset. Returns the new offset. */
-  private async receive(row: UploadRow, offset: number, body: Readable, lease: Lease): Promise<number> {
+  /**
+   * Streams the body into one new chunk blob; records it and moves the offset. Returns the new
+   * offset. `whole`: the body is the whole upload; when every byte of it arrived, the file is made
+   * from the blob (`fileId`) instead of recording a chunk — which is still recorded if that fails.
+   */
+  private async receive(
+    row: UploadRow,
+    offset: number,
+    body: Readable,
+    lease: Lease,
+    whole?: (blob: BlobWrite, digest: Digest) => Promise<string>,
+  ): Promise<{ reached: number; fileId: string | null }> {
     const room = row.upload_length - offset;
     let size = 0;
     let overflow = false;
+    const hash = whole ? createHash('sha256') : null;
+    const head: Buffer[] = [];
+    let headSize = 0;
     const tap = new Transform({
       transform(chunk: Buffer, _encoding, done) {
         if (size + chunk.length > room) {
@@ -589,6 +625,13 @@ export class TusUploads {
           return done(beyondLength());
         }
         size += chunk.length;
+        if (hash) {
+          hash.update(chunk);
+          if (headSize < HEAD_BYTES) {
+            head.push(chunk.subarray(0, HEAD_BYTES - headSize));
+            headSize += Math.min(chunk.length, HEAD_BYTES - headSize);
+          }
+        }
         done(null, chunk);
       },
     });
@@ -603,11 +646,26 @@ export class TusUploads {
     }
     if (size === 0) {
       await blob.abort();
-      return offset;
+      return { reached: offset, fileId: null };
     }
     await blob.finish();
+    if (whole && hash && size === room) {
+      let failure: unknown;
+      try {
+        return { reached: offset + size, fileId: await whole(blob, { sha256: hash.digest('hex'), head: new Uint8Array(Buffer.concat(head)) }) };
+      } catch (error) {
+        // The file row may point at these bytes: leave them (the orphan sweep removes them if not).
+        if (isCommitOutcomeUnknown(error)) throw error;
+        failure = error;
+      }
+      // Not made (its conversation gone, the upload deleted, the database failing): the bytes are
+      // kept as the upload's chunk, so that a repeat makes the file without taking them again (or,
+      // the upload gone, removed). The answer is the completion's failure either way.
+      await this.record(row, offset, size, blob, lease).catch(() => {});
+      throw failure;
+    }
     await this.record(row, offset, size, blob, lease);
-    return offset + size;
+    return { reached: offset + size, fileId: null };
   }
 
   /** The chunk's row and the new offset, together, only while this request still holds the lease. */
@@ -638,6 +696,35 @@ export class TusUploads {
     }
   }
 
+  /** Every byte arrived in one request, into `blob`: the strategy makes the file from it, once. */
+  private async completeWhole(row: UploadRow, lease: Lease, blob: BlobWrite, digest: Digest, request: ApiRequest): Promise<string> {
+    const staged: StagedUpload = {
+      row,
+      // eslint-disable-next-line require-yield
+      async *bytes(): AsyncGenerator<Buffer> {
+        throw new Error('a whole upload is made from its blob, not read back');
+      },
+      finish: (trx, fileId) => this.finishUpload(trx, row, lease, fileId),
+    };
+    return this.completion.completeWhole!(staged, blob, digest, request);
+  }
+
+  /** Marks the upload finished with `fileId` and drops its chunks, only while `lease` holds it. */
+  private async finishUpload(trx: Db, row: UploadRow, lease: Lease, fileId: string): Promise<void> {
+    const done = await withUploads(trx)
+      .updateTable('uploads')
+      // Kept for as long as an unfinished upload would be: a later HEAD still tells the file.
+      .set({ file_id: fileId, upload_offset: row.upload_length, expires_at: nowSeconds() + this.deps.config.uploads.expirySeconds })
+      .where('id', '=', row.id)
+      .where('file_id', 'is', null)
+      .where('writer', '=', lease.token)
+      .returning('id')
+      .executeTakeFirst();
+    if (!done) throw inProgress(); // not reached while the lease holds; rolls the file back if it did
+    // Their blobs are queued for removal by trigger, in this transaction.
+    await withUploads(trx).deleteFrom('upload_chunks').where('upload_id', '=', row.id).execute();
+  }
+
   /** All bytes are stored: the strategy makes the file, once. Returns its id. */
   private async complete(row: UploadRow, lease: Lease, request: ApiRequest): Promise<string> {
     const chunks = await this.db.selectFrom('upload_chunks').selectAll().where('upload_id', '=', row.id).orderBy('upload_offset').execute();
@@ -648,26 +735,12 @@ export class TusUploads {
     }
     if (expected !== row.upload_length) throw new Error(`upload ${row.id}: ${expected} bytes stored of ${row.upload_length}`);
     const store = this.deps.store;
-    const expirySeconds = this.deps.config.uploads.expirySeconds;
     const staged: StagedUpload = {
       row,
       async *bytes() {
         for (const chunk of chunks) for await (const piece of await store.open(chunk.storage_key)) yield piece as Buffer;
       },
-      async finish(trx, fileId) {
-        const done = await withUploads(trx)
-          .updateTable('uploads')
-          // Kept for as long as an unfinished upload would be: a later HEAD still tells the file.
-          .set({ file_id: fileId, upload_offset: row.upload_length, expires_at: nowSeconds() + expirySeconds })
-          .where('id', '=', row.id)
-          .where('file_id', 'is', null)
-          .where('writer', '=', lease.token)
-          .returning('id')
-          .executeTakeFirst();
-        if (!done) throw inProgress(); // not reached while the lease holds; rolls the file back if it did
-        // Their blobs are queued for removal by trigger, in this transaction.
-        await withUploads(trx).deleteFrom('upload_chunks').where('upload_id', '=', row.id).execute();
-      },
+      finish: (trx, fileId) => this.finishUpload(trx, row, lease, fileId),
     };
     try {
       return await this.completion.complete(staged, request);
@@ -778,21 +851,26 @@ class FileCompletion implements UploadCompletion {
       await blob.abort();
       throw error;
     }
-    const upload: ReceivedUpload = {
-      fields: row.conversation_id !== null ? { conversation_id: row.conversation_id } : { message_id: row.message_id! },
-      file: receivedFile(row.filename, row.file_type ?? undefined, blob, row.upload_length, hash.digest('hex'), new Uint8Array(Buffer.concat(headChunks))),
-    };
-    let fileId: string;
     try {
-      fileId = await inTransaction(this.deps.db, async (trx) => {
-        const file = await this.files.create(trx, row.user_id, upload, '');
-        await staged.finish(trx, file.id);
-        return file.id;
-      });
+      return await this.completeWhole(staged, blob, { sha256: hash.digest('hex'), head: new Uint8Array(Buffer.concat(headChunks)) });
     } catch (error) {
       if (!isCommitOutcomeUnknown(error)) await blob.abort();
       throw error;
     }
+  }
+
+  /** The file from `blob` (all of the upload's bytes), as POST /v1/files makes it; one file, once. */
+  async completeWhole(staged: StagedUpload, blob: BlobWrite, digest: Digest): Promise<string> {
+    const { row } = staged;
+    const upload: ReceivedUpload = {
+      fields: row.conversation_id !== null ? { conversation_id: row.conversation_id } : { message_id: row.message_id! },
+      file: receivedFile(row.filename, row.file_type ?? undefined, blob, row.upload_length, digest.sha256, digest.head),
+    };
+    const fileId = await inTransaction(this.deps.db, async (trx) => {
+      const file = await this.files.create(trx, row.user_id, upload, '');
+      await staged.finish(trx, file.id);
+      return file.id;
+    });
     this.deps.published(row.user_id);
     return fileId;
   }
