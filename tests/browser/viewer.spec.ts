@@ -128,9 +128,9 @@ test('each kind of file opens in the app and reads as a clinician reads it', asy
   await expect(page.getByRole('heading', { name: /ORU\^R01 from ST MARY HOSPITAL/ })).toBeVisible();
   await expect(page.getByRole('region', { name: 'Patient' })).toContainText('JANE DOE');
   const results = page.getByRole('table', { name: 'Results' });
-  await expect(results.getByRole('columnheader')).toHaveText(['Test', 'Value', 'Unit', 'Reference range', 'Flag', 'Status']);
-  await expect(results.getByRole('row').nth(1).getByRole('cell')).toHaveText(['Hemoglobin (718-7)', '10.2', 'g/dL', '12.0-15.5', 'Low', 'Final']);
-  await expect(results.getByRole('row').nth(2).getByRole('cell')).toHaveText(['WBC (6690-2)', '11.8', '10*3/uL', '4.5-11.0', 'High', 'Final']);
+  await expect(results.getByRole('columnheader')).toHaveText(['Test', 'Value', 'Unit', 'Flag', 'Reference range', 'Status']);
+  await expect(results.getByRole('row').nth(1).getByRole('cell')).toHaveText(['Hemoglobin (718-7)', '10.2', 'g/dL', 'Low', '12.0-15.5', 'Final']);
+  await expect(results.getByRole('row').nth(2).getByRole('cell')).toHaveText(['WBC (6690-2)', '11.8', '10*3/uL', 'High', '4.5-11.0', 'Final']);
   await expect(results.getByRole('row').nth(3).getByRole('cell').nth(1)).toHaveText('Lipaemic A|B');
   await screenshot(page, info, 'viewer-hl7');
   await back(page, contact);
@@ -255,7 +255,8 @@ test('file lists show each kind with its own icon and keep a long name’s exten
     await expect(files.getByRole('link', { name, exact: true }).locator(`svg.kind-${kind}`)).toBeVisible();
   }
   // The Files screen of this conversation (other tests of this user upload the same long name).
-  await page.getByRole('link', { name: 'All files of this conversation' }).click();
+  await page.goto(`/?view=files&in=${conversation.id}`);
+  await expect(page.getByRole('heading', { level: 1, name: 'Files' })).toBeVisible();
   await page.getByRole('searchbox', { name: 'Name' }).fill('medication-list');
   const table = page.getByRole('table', { name: 'Files' });
   // The long name: cut in the middle, its end (and extension) on screen, in full in its title.

@@ -7,6 +7,7 @@ import './viewer.css';
 import { useLiveQuery } from 'dexie-react-hooks';
 import { lazy, Suspense, useEffect, useMemo, useState } from 'react';
 import type { FileView } from '@/lib/sync';
+import { conversationTitle } from '@/lib/view/conversations';
 import { humanSize, humanTime, humanType } from '@/lib/view/format';
 import { loadFileBytes, type Loaded } from '@/lib/view/viewer/bytes';
 import { kindOf, type ViewKind } from '@/lib/view/viewer/kind';
@@ -78,7 +79,7 @@ export function FileScreen({ id }: { id: string }) {
         <>
           <p className="viewer-meta">
             {humanType(file.file_type)} · {humanSize(file.file_size)} · {humanTime(file.created_at)}
-            {conversation && <> · in {conversation.contact_id ?? conversation.group_id}</>}
+            {conversation && <> · in {conversationTitle(conversation)}</>}
             {isPendingUpload(file) && <span className="mark pending">waiting to upload</span>}
           </p>
           {loaded === null ? (

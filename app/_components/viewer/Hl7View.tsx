@@ -49,8 +49,9 @@ export function Hl7View({ text, name }: { text: string; name: string }) {
             <DataTable
               table={{
                 caption: 'Results',
-                columns: ['Test', 'Value', 'Unit', 'Reference range', 'Flag', 'Status'],
-                rows: view.results.map((r) => [r.notes.length ? `${r.test} — ${r.notes.join(' ')}` : r.test, r.value, r.unit, r.range, r.flag, r.status]),
+                // The flag next to the value: on a phone the table scrolls, and it must not be off screen.
+                columns: ['Test', 'Value', 'Unit', 'Flag', 'Reference range', 'Status'],
+                rows: view.results.map((r) => [r.notes.length ? `${r.test} — ${r.notes.join(' ')}` : r.test, r.value, r.unit, r.flag, r.range, r.status]),
               }}
             />
           )}
