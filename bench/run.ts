@@ -17,11 +17,12 @@ import { initialSync } from './scenarios/initial-sync';
 import { reconnect } from './scenarios/reconnect';
 import { replay } from './scenarios/replay';
 import { resumable } from './scenarios/resumable';
+import { search } from './scenarios/search';
 import { steadySync } from './scenarios/steady-sync';
 import { syncGrowth } from './scenarios/sync-growth';
 import { uploads, uploadsS3 } from './scenarios/uploads';
 
-const ALL: Scenario[] = [api, deepPages, uploads, uploadsS3, resumable, initialSync, steadySync, syncGrowth, replay, reconnect, app, flood];
+const ALL: Scenario[] = [api, deepPages, uploads, uploadsS3, resumable, initialSync, steadySync, syncGrowth, replay, reconnect, app, flood, search];
 const RUNS = Number(process.env.BENCH_RUNS || 3);
 
 function machine() {

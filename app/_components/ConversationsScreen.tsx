@@ -7,10 +7,11 @@ import { useCallback, useState } from 'react';
 import type { ConversationView } from '@/lib/sync';
 import { conversationTitle, DEFAULT_FILTERS, type ConversationFilters, type ConversationSortColumn, type TriState } from '@/lib/view/conversations';
 import { fullTime, humanTime, relativeTime } from '@/lib/view/format';
+import { idFromSearch } from '@/lib/view/search';
 import { conversationRange, readConversationWindow } from '@/lib/view/windows';
 import { ConversationActions } from './ConversationActions';
 import { Icon } from './Icon';
-import { NewConversation } from './NewConversation';
+import { NewConversation, type NewConversationRequest } from './NewConversation';
 import { hrefFor, navigate } from './router';
 import { useSession } from './session-context';
 import { SyncProgress } from './SyncProgress';
@@ -138,17 +139,46 @@ export function ConversationsScreen() {
   );
   const anything = useThrottledQuery(db, ['conversations'], () => db.conversations.limit(1).count(), [], 1_000);
   const onSortingChange = useCallback((next: SortingState) => setSorting(next), []);
+  const [request, setRequest] = useState<NewConversationRequest | null>(null);
+  const requestTaken = useCallback(() => setRequest(null), []);
+  // No match is not a dead end: start a conversation with what was typed, or show everything.
+  const offerId = idFromSearch(filters.text);
+  const noMatch = (
+    <>
+      No conversation matches {offerId ? `‘${filters.text.trim()}’` : 'these filters'}.
+      <span className="actions">
+        {offerId && (
+          <button type="button" className="primary" onClick={() => setRequest({ id: offerId, group: filters.kind === 'group' })}>
+            Start a conversation with ‘{offerId}’
+          </button>
+        )}
+        <button type="button" onClick={() => setFilters(DEFAULT_FILTERS)}>
+          Clear filters
+        </button>
+      </span>
+    </>
+  );
 
   return (
     <section className="screen" aria-labelledby="conversations-title">
       <div className="screen-head">
         <h1 id="conversations-title">Conversations</h1>
-        <NewConversation />
+        <NewConversation request={request} onRequestTaken={requestTaken} />
       </div>
       <div className="filters" role="search">
         <span className="filter grow">
           <label htmlFor="filter-text">Search</label>
-          <input id="filter-text" type="search" placeholder="Contact or group id" value={filters.text} onChange={(e) => set('text')(e.target.value)} />
+          <input
+            id="filter-text"
+            type="search"
+            placeholder="Contact or group id"
+            autoCapitalize="off"
+            autoCorrect="off"
+            spellCheck={false}
+            enterKeyHint="search"
+            value={filters.text}
+            onChange={(e) => set('text')(e.target.value)}
+          />
         </span>
         <div className="more-filters">
           {/* On a phone the filters fold away behind a disclosure button; on a wide screen they show. */}
@@ -186,7 +216,7 @@ export function ConversationsScreen() {
           onSortingChange={onSortingChange}
           onVisibleRange={onVisibleRange}
           rowClassName={(c) => (c.syncState !== 'synced' ? `unsynced ${c.syncState}` : '')}
-          empty={anything === 0 ? 'No conversations yet. Start one with “New conversation” above.' : 'No conversation matches these filters.'}
+          empty={anything === 0 && !offerId ? 'No conversations yet. Start one with “New conversation” above.' : noMatch}
         />
       )}
     </section>

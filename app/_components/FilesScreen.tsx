@@ -144,7 +144,7 @@ export function FilesScreen({ conversationId }: { conversationId?: string }) {
           onSortingChange={onSortingChange}
           onVisibleRange={onVisibleRange}
           rowClassName={(f) => (f.syncState !== 'synced' ? `unsynced ${f.syncState}` : '')}
-          empty={anything === 0 ? 'No files yet.' : 'No file matches these filters.'}
+          empty={anything === 0 ? 'No files yet. Files are added from a conversation: open one and choose “Upload files”.' : 'No file matches these filters.'}
         />
       )}
     </section>

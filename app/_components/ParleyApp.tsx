@@ -18,15 +18,17 @@ import {
   type DeviceDeps,
   type LocalSession,
 } from '@/lib/view/session';
+import { groupedNumber } from '@/lib/view/format';
 import { checkMirror } from '@/lib/view/mirror';
 import { ConversationsScreen } from './ConversationsScreen';
 import { Dialog } from './Dialog';
 import { MirrorNotice } from './MirrorNotice';
+import { loadNewConversationForm } from './NewConversation';
 import { prefetchWhenIdle } from './preload';
 import { hrefFor, navigate, useRoute, type Route } from './router';
 import { SessionContext, type Session } from './session-context';
 import { SignIn } from './SignIn';
-import { StatusBar } from './StatusBar';
+import { loadFailedChanges, StatusBar } from './StatusBar';
 import { UpdatePrompt } from './UpdatePrompt';
 
 // Secondary screens load when first opened: the first screen (the conversations list) does not
@@ -119,7 +121,7 @@ function SignedIn({
       (c) => {
         if (cancelled) return c.close();
         setConnection((current = c));
-        const preloaded = prefetchWhenIdle([loadConversationScreen, loadFilesScreen, loadFileScreen, loadClientModule]);
+        const preloaded = prefetchWhenIdle([loadConversationScreen, loadFilesScreen, loadFileScreen, loadClientModule, loadNewConversationForm, loadFailedChanges]);
         // Benchmarks and browser tests drive the same client and worker the UI uses.
         if (window.localStorage.getItem('parley:expose') === '1') Object.assign(window, { parley: c, parleyPreloaded: preloaded });
         // Through the worker: on the page the check would load zod with the first screen.
@@ -178,7 +180,7 @@ function SignedIn({
         {confirmSignOut && confirmSignOut.unsynced > 0 ? (
           <p>
             <strong>
-              {confirmSignOut.unsynced} change{confirmSignOut.unsynced === 1 ? ' has' : 's have'} not reached the server yet
+              {groupedNumber(confirmSignOut.unsynced)} change{confirmSignOut.unsynced === 1 ? ' has' : 's have'} not reached the server yet
             </strong>{' '}
             and will be lost. Signing out removes this device’s copy of your data and the documents you opened.
           </p>

@@ -1,23 +1,19 @@
 'use client';
 // The sync state, compact: offline / syncing / all synced, the pending count, and failed
-// operations with the server's message and Retry / Discard.
+// operations in plain words with Retry / Discard (FailedChanges.tsx).
 import { useLiveQuery } from 'dexie-react-hooks';
-import { useState } from 'react';
-import { readSyncStatus, type FailedOperation } from '@/lib/sync/status';
-import { useAction } from './ActionAlert';
+import { lazy, Suspense, useEffect, useState } from 'react';
+import { readSyncStatus } from '@/lib/sync/status';
+import { groupedNumber } from '@/lib/view/format';
 import { Dialog } from './Dialog';
 import { SignIn } from './SignIn';
 import { useSession } from './session-context';
 import { UploadProgressSummary } from './UploadProgress';
 
-const KIND_LABEL: Record<FailedOperation['kind'], string> = {
-  'conversation.create': 'New conversation',
-  'conversation.update': 'Change to a conversation',
-  'conversation.delete': 'Deleting a conversation',
-  'file.upload': 'Upload',
-  'file.rename': 'Rename',
-  'file.delete': 'Deleting a file',
-};
+// The list loads when the dialog first opens (and once the first screen is idle: ParleyApp's
+// prefetch, so it is there offline without a service worker); the first screen does without it.
+export const loadFailedChanges = () => import('./FailedChanges');
+const FailedList = lazy(() => loadFailedChanges().then((m) => ({ default: m.FailedList })));
 
 export function useSyncStatus() {
   const { connection } = useSession();
@@ -28,6 +24,11 @@ export function StatusBar() {
   const { connection, signInAgain, signOut } = useSession();
   const status = useSyncStatus();
   const [showFailed, setShowFailed] = useState(false);
+  // Nothing left to show (all retried or discarded): the dialog closes.
+  const anyFailed = (status?.failed.length ?? 0) > 0;
+  useEffect(() => {
+    if (!anyFailed) setShowFailed(false);
+  }, [anyFailed]);
   // Its place is kept before the first read, so the Sign out button does not jump when it arrives.
   if (!status) return <div className="status" />;
   const failed = status.failed.filter((f) => !f.blocked);
@@ -57,7 +58,7 @@ export function StatusBar() {
     <div className="status" aria-live="polite">
       <span className={`pill ${tone}`} data-testid="sync-status">
         {label}
-        {status.pendingCount > 0 && <span data-testid="pending-count"> · {status.pendingCount} pending</span>}
+        {status.pendingCount > 0 && <span data-testid="pending-count"> · {groupedNumber(status.pendingCount)} pending</span>}
         <UploadProgressSummary />
       </span>
       {stalled && (
@@ -68,7 +69,7 @@ export function StatusBar() {
       )}
       {failed.length > 0 && (
         <button type="button" className="link bad" onClick={() => setShowFailed(true)}>
-          {failed.length} failed
+          {groupedNumber(failed.length)} failed
         </button>
       )}
       <button type="button" className="icon-button" aria-label="Sync now" title="Sync now" onClick={() => void connection.worker.syncNow()}>
@@ -79,8 +80,10 @@ export function StatusBar() {
           <SignIn again onSubmit={signInAgain} onSignOut={signOut} />
         </Dialog>
       )}
-      <Dialog title="Changes the server refused" open={showFailed} onClose={() => setShowFailed(false)}>
-        <FailedList failed={status.failed} />
+      <Dialog title="Changes the server refused" open={showFailed && anyFailed} onClose={() => setShowFailed(false)}>
+        <Suspense fallback={null}>
+          <FailedList failed={status.failed} />
+        </Suspense>
         <div className="actions">
           <button type="button" onClick={() => setShowFailed(false)}>
             Close
@@ -88,34 +91,5 @@ export function StatusBar() {
         </div>
       </Dialog>
     </div>
-  );
-}
-
-export function FailedList({ failed }: { failed: FailedOperation[] }) {
-  const { connection } = useSession();
-  const { run, alert } = useAction({ inline: true }); // inside a modal dialog: the page behind it is inert
-  if (failed.length === 0) return <p>Nothing failed.</p>;
-  return (
-    <>
-    {alert}
-    <ul className="failed" aria-label="Failed changes">
-      {failed.map((f) => (
-        <li key={f.opId}>
-          <strong>{KIND_LABEL[f.kind]}</strong>
-          <span className="message">{f.blocked ? 'Waiting on a failed change above.' : (f.error?.message ?? 'Refused by the server.')}</span>
-          {!f.blocked && (
-            <span className="row-actions">
-              <button type="button" onClick={() => void run('retry this change', () => connection.client.retryOperation(f.opId))}>
-                Retry
-              </button>
-              <button type="button" onClick={() => void run('discard this change', () => connection.client.discardOperation(f.opId))}>
-                Discard
-              </button>
-            </span>
-          )}
-        </li>
-      ))}
-    </ul>
-    </>
   );
 }

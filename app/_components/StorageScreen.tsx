@@ -6,7 +6,7 @@ import { useCallback, useEffect, useState, type FormEvent } from 'react';
 import { defaultBudget, effectiveBudget, MiB, summarise } from '@/lib/offline/policy';
 import { keptConversationIds, readBudgetSetting, readKeepPinned, readOfflineStatus, setBudget, setKeepPinned, wakeDownloaderOnConnectionChange, type OfflineStatus } from '@/lib/offline/settings';
 import { readDeviceStorage, requestPersistence, type DeviceStorage } from '@/lib/view/device-storage';
-import { humanSize } from '@/lib/view/format';
+import { countOf, humanSize } from '@/lib/view/format';
 import { useSession } from './session-context';
 import { useSyncStatus } from './StatusBar';
 
@@ -114,18 +114,18 @@ function OfflineFiles({ quota }: { quota: number | null }) {
         <dd data-testid="offline-kept">
           {kept.size === 0
             ? 'No conversation is kept offline.'
-            : `${kept.size} ${kept.size === 1 ? 'conversation' : 'conversations'}: ${sums.keptFiles} ${sums.keptFiles === 1 ? 'file' : 'files'}, ${humanSize(sums.keptBytes)}`}
+            : `${countOf(kept.size, 'conversation')}: ${countOf(sums.keptFiles, 'file')}, ${humanSize(sums.keptBytes)}`}
         </dd>
         <dt>Other opened files</dt>
-        <dd data-testid="offline-other">{`${sums.otherFiles} ${sums.otherFiles === 1 ? 'file' : 'files'}, ${humanSize(sums.otherBytes)}`}</dd>
+        <dd data-testid="offline-other">{`${countOf(sums.otherFiles, 'file')}, ${humanSize(sums.otherBytes)}`}</dd>
         <dt>Downloads</dt>
         <dd data-testid="offline-downloads">
           {status?.paused
             ? pausedText(status.paused)
             : status && status.waiting > 0
-              ? `${status.waiting} ${status.waiting === 1 ? 'file' : 'files'} waiting${status.failure ? ` (${status.failure})` : ''}`
+              ? `${countOf(status.waiting, 'file')} waiting${status.failure ? ` (${status.failure})` : ''}`
               : 'Nothing waiting'}
-          {status && status.tooBig > 0 ? ` · ${status.tooBig} ${status.tooBig === 1 ? 'file does' : 'files do'} not fit in the budget` : ''}
+          {status && status.tooBig > 0 ? ` · ${countOf(status.tooBig, 'file does', 'files do')} not fit in the budget` : ''}
         </dd>
       </dl>
       <form className="offline-settings" onSubmit={saveBudget}>

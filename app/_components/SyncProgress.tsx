@@ -3,11 +3,9 @@
 // API gives no totals, so the counts say "so far"; while files are being placed in their
 // conversations the total of that step is known. Gone once the first full pass is done.
 import { readFirstSyncProgress } from '@/lib/sync/pull-progress';
-import { groupedNumber as n } from '@/lib/view/format';
+import { countOf as plural, groupedNumber as n } from '@/lib/view/format';
 import { useSession } from './session-context';
 import { useThrottledQuery } from './useThrottledQuery';
-
-const plural = (value: number, one: string, many: string) => `${n(value)} ${value === 1 ? one : many}`;
 
 export function SyncProgress() {
   const { connection } = useSession();

@@ -109,6 +109,7 @@ export async function rawIndexedDb(page: Page, conversations: number, files: num
         const conv = d.createObjectStore('conversations', { keyPath: 'id' });
         conv.createIndex('contact_id', 'contact_id'); conv.createIndex('group_id', 'group_id');
         conv.createIndex('order', 'listKeys.order'); conv.createIndex('byArchived', 'listKeys.byArchived');
+        conv.createIndex('words', 'listKeys.words', { multiEntry: true });
         d.createObjectStore('serverConversations', { keyPath: 'id' });
         const files = d.createObjectStore('files', { keyPath: 'id' });
         files.createIndex('conversationId', 'conversationId'); files.createIndex('created_at', 'created_at');
@@ -131,7 +132,7 @@ export async function rawIndexedDb(page: Page, conversations: number, files: num
     const t0 = performance.now();
     for (let i = 0; i < nc; i += 1000) {
       const rows = []; for (let n = i; n < Math.min(nc, i + 1000); n++) rows.push(conversation(n));
-      await write([['conversations', (c) => ({ ...c, syncState: 'synced', listKeys: { order: [1, -(c.last_active_at ?? c.created_at), -c.created_at], byArchived: [0, 1, -(c.last_active_at ?? c.created_at), -c.created_at] } })]], rows);
+      await write([['conversations', (c) => ({ ...c, syncState: 'synced', listKeys: { order: [1, -(c.last_active_at ?? c.created_at), -c.created_at], byArchived: [0, 1, -(c.last_active_at ?? c.created_at), -c.created_at], words: c.contact_id.split('-').concat(c.contact_id.replace('-', '')) } })]], rows);
     }
     for (let i = 0; i < nf; i += 1000) {
       const rows = []; for (let n = i; n < Math.min(nf, i + 1000); n++) rows.push(file(n));

@@ -3,7 +3,7 @@
 // device never see each other's mirror and a new token of the same user keeps its outbox.
 import { Dexie, type DexieOptions, type EntityTable } from 'dexie';
 import type { Conversation, FileObject } from '../schemas';
-import { BY_ARCHIVED_INDEX, listKeysMiddleware, ORDER_INDEX } from './list-keys';
+import { BY_ARCHIVED_INDEX, listKeysMiddleware, ORDER_INDEX, WORDS_INDEX } from './list-keys';
 import type { OutboxOp } from './operations';
 
 /** How a visible row relates to the server: no pending work, work queued, or work that failed. */
@@ -263,6 +263,16 @@ export function openSyncDb(name: string, options: DexieOptions = {}): ParleyDb {
     downloadChunks: '[fileId+offset], fileId',
     offlineState: 'key',
   });
+  // Version 8 (issue 21, the search that forgives): visible conversations get a multi-entry index
+  // of their id's words (list-keys.ts, lib/view/search.ts), so a search reads the rows whose words
+  // begin with what was typed instead of every row. The upgrade rewrites the visible conversations
+  // so the middleware adds their words.
+  db.version(8)
+    .stores({ conversations: `id, contact_id, group_id, ${ORDER_INDEX}, ${BY_ARCHIVED_INDEX}, *${WORDS_INDEX}` })
+    .upgrade(async (tx) => {
+      const table = tx.table('conversations');
+      await table.bulkPut(await table.toArray());
+    });
   db.use(listKeysMiddleware);
   return db;
 }

@@ -6,23 +6,31 @@
 // sees exactly the ConversationView it wrote. Only the indexes see them.
 import type { DBCore, DBCoreCursor, DBCoreTable, Middleware } from 'dexie';
 import type { Conversation } from '../schemas';
+import { indexWords } from '../view/search';
 
 export interface ConversationListKeys {
   /** The default order, ascending: pinned first, then latest activity (or creation), then newest. */
   order: [number, number, number];
   /** The same, after a leading 0 (not archived) or 1 (archived): a range per archived filter. */
   byArchived: [number, number, number, number];
+  /** The words of its contact or group id, for the search (a multi-entry index, lib/view/search.ts). */
+  words: string[];
 }
 
 /** Index names on `conversations` (Dexie key paths). */
 export const ORDER_INDEX = 'listKeys.order';
 export const BY_ARCHIVED_INDEX = 'listKeys.byArchived';
+export const WORDS_INDEX = 'listKeys.words';
 
 export function conversationListKeys(c: Conversation): ConversationListKeys {
   const pinned = c.is_pinned ? 0 : 1;
   const activity = -(c.last_active_at ?? c.created_at);
   const created = -c.created_at;
-  return { order: [pinned, activity, created], byArchived: [c.archived_at === null ? 0 : 1, pinned, activity, created] };
+  return {
+    order: [pinned, activity, created],
+    byArchived: [c.archived_at === null ? 0 : 1, pinned, activity, created],
+    words: indexWords(c.contact_id ?? c.group_id ?? ''),
+  };
 }
 
 type Row = Record<string, unknown>;

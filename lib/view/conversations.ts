@@ -1,5 +1,6 @@
 // Which conversations a list shows and in what order, before any column sort the user picks.
 import type { Conversation } from '../schemas';
+import { indexWords, matchesSearch, searchWords } from './search';
 
 export type TriState = 'any' | 'yes' | 'no';
 
@@ -21,14 +22,14 @@ export function conversationTitle(c: Pick<Conversation, 'contact_id' | 'group_id
 }
 
 export function filterConversations<C extends Conversation>(rows: readonly C[], f: ConversationFilters): C[] {
-  const text = f.text.trim().toLowerCase();
+  const typed = searchWords(f.text);
   return rows.filter(
     (c) =>
       matches(f.muted, c.is_muted) &&
       matches(f.pinned, c.is_pinned) &&
       matches(f.archived, c.archived_at !== null) &&
       (f.kind === 'any' || (f.kind === 'contact' ? c.contact_id !== null : c.group_id !== null)) &&
-      (text === '' || conversationTitle(c).toLowerCase().includes(text)),
+      (typed.length === 0 || matchesSearch(typed, indexWords(conversationTitle(c)))),
   );
 }
 

@@ -54,23 +54,29 @@ function once<T>(make: () => T): () => T {
 }
 const formats = {
   clock: once(() => new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit' })),
-  date: once(() => new Intl.DateTimeFormat(undefined, { year: 'numeric', month: 'short', day: 'numeric' })),
   full: once(() => new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' })),
 };
 
-/** Unix seconds → a short local date-time; null → an em dash. */
+/** Unix seconds → the local time today (hh:mm), else the date (shortDate); null → an em dash. */
 export function humanTime(seconds: number | null, now = Date.now()): string {
   if (seconds === null) return '—';
   const date = new Date(seconds * 1000);
-  const sameDay = new Date(now).toDateString() === date.toDateString();
-  return (sameDay ? formats.clock() : formats.date()).format(date);
+  return new Date(now).toDateString() === date.toDateString() ? formats.clock().format(date) : shortDate(date, now);
+}
+
+const MONTHS = 'Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec'.split(' ');
+
+/** A date as every screen shows it, without Intl: "12 Mar" this year, "12 Mar 2025" another. */
+export function shortDate(date: Date, now = Date.now()): string {
+  const day = `${date.getDate()} ${MONTHS[date.getMonth()]}`;
+  return date.getFullYear() === new Date(now).getFullYear() ? day : `${day} ${date.getFullYear()}`;
 }
 
 /**
  * Unix seconds → how long ago, as a messaging app says it: "just now", "5 min ago", "3 h ago",
- * "yesterday", "4 days ago", "2 weeks ago", "5 months ago", "2 years ago" (calendar days, weeks
- * and months). No Intl: the conversations list shows this on every row of the first screen, and a
- * page's first use of Intl loads ICU's data (40-150 ms of one main-thread task on this machine's
+ * "yesterday", "4 days ago" (calendar days), and beyond a week the date ("12 Mar", shortDate).
+ * No Intl: the conversations list shows this on every row of the first screen, and a page's
+ * first use of Intl loads ICU's data (40-150 ms of one main-thread task on this machine's
  * Chromium, 4× that on the phone Lighthouse simulates). The exact date is in the row's title
  * (fullTime, made when pointed at) and on the conversation's page.
  */
@@ -86,18 +92,17 @@ export function relativeTime(seconds: number | null, now = Date.now()): string {
   if (date.toDateString() === yesterday.toDateString()) return 'yesterday';
   const days = Math.round((new Date(today.toDateString()).getTime() - new Date(date.toDateString()).getTime()) / 86_400_000);
   if (days < 7) return `${days} days ago`;
-  // Whole calendar months between the two dates (12 Jan → 11 Feb is 0, → 12 Feb is 1).
-  const months = (today.getFullYear() - date.getFullYear()) * 12 + today.getMonth() - date.getMonth() - (today.getDate() < date.getDate() ? 1 : 0);
-  if (months < 1) return count(Math.floor(days / 7), 'week');
-  if (months < 12) return count(months, 'month');
-  return count(Math.floor(months / 12), 'year');
+  return shortDate(date, now);
 }
-
-const count = (n: number, unit: string) => `${n} ${unit}${n === 1 ? '' : 's'} ago`;
 
 /** 12345 → "12,345", without Intl (see relativeTime). */
 export function groupedNumber(value: number): string {
   return String(value).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+}
+
+/** A count with its noun, as every screen says it: (1, 'file') → "1 file", (1001, 'file') → "1,001 files". */
+export function countOf(value: number, one: string, many = `${one}s`): string {
+  return `${groupedNumber(value)} ${value === 1 ? one : many}`;
 }
 
 /** Unix seconds → the full local date and time (for a title, next to a relative time). */

@@ -9,7 +9,7 @@ import type { FetchLike } from '../sync/http';
 import type { CheckFailure, WhoAmI } from '../sync/identity';
 import { addReports, forgetOpenedFiles, NOTHING_REMOVED, removeDatabase, type RemovalReport } from '../sync/removal';
 import { entryFor, readRegistry, register, unregister, type LocalDatabase, type StorageLike } from './device';
-import { humanSize } from './format';
+import { countOf as plural, humanSize } from './format';
 
 export type { StorageLike } from './device';
 
@@ -196,7 +196,7 @@ async function removeMarked(deps: DeviceDeps): Promise<RemovalReport> {
 
 // ---- What the screens say. ----
 
-const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+// Counts: countOf (format.ts), thousands grouped like every count on every screen.
 
 export function signInProblem(result: Exclude<SignInAgainResult, { ok: true }>): string {
   switch (result.reason) {

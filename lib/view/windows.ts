@@ -6,9 +6,10 @@
 // column header) read the matching rows and sort them in memory; the screens re-run those at a
 // slower pace (see useThrottledQuery).
 import type { ConversationView, FileView, ParleyDb } from '../sync/db';
-import { BY_ARCHIVED_INDEX, ORDER_INDEX } from '../sync/list-keys';
+import { BY_ARCHIVED_INDEX, ORDER_INDEX, WORDS_INDEX } from '../sync/list-keys';
 import { conversationTitle, filterConversations, sortConversations, type ConversationFilters, type ConversationSortColumn, type ListSort } from './conversations';
 import { typeFamily } from './format';
+import { searchWords } from './search';
 
 export interface ListWindow<T> {
   /** Rows in the whole (filtered) list. */
@@ -50,7 +51,15 @@ export async function readConversationWindow(
       const rows = await inRange().offset(start).limit(limit).toArray();
       return { total, start, rows, indexed: true };
     }
-    const all = sortConversations(filterConversations(await db.conversations.toArray(), filters), sort);
+    // A search reads only the rows whose words begin with every word typed (the words index).
+    let ids: Set<string> | undefined;
+    for (const word of searchWords(filters.text)) {
+      const before = ids;
+      const found: string[] = await db.conversations.where(WORDS_INDEX).startsWith(word).primaryKeys();
+      ids = new Set(found.filter((id) => !before || before.has(id)));
+    }
+    const candidates = ids ? (await db.conversations.bulkGet([...ids])).filter((c) => c !== undefined) : await db.conversations.toArray();
+    const all = sortConversations(filterConversations(candidates, filters), sort);
     return { total: all.length, start, rows: all.slice(start, start + limit), indexed: false };
   });
 }

@@ -24,12 +24,18 @@ test('a refused change shows the server message; Discard restores the server sta
 
   await page.getByRole('button', { name: /1 failed/ }).click({ timeout: 45_000 });
   const dialog = page.getByRole('dialog', { name: 'Changes the server refused' });
-  await expect(dialog.getByText('Rename')).toBeVisible();
-  await expect(dialog.getByText('No such file')).toBeVisible();
+  // In plain words: the thing (by the name the server knew it by) and the cause.
+  const change = dialog.getByRole('listitem');
+  await expect(change.getByText('Rename', { exact: true })).toBeVisible();
+  await expect(change).toContainText('‘report.txt’ was deleted on another device — your rename to ‘final report.txt’ cannot be applied.');
+  // Retry cannot succeed: Discard comes first, as the main action.
+  await expect(change.getByRole('button')).toHaveText(['Discard', 'Retry']);
+  await expect(change.getByRole('button', { name: 'Discard' })).toHaveClass(/\bprimary\b/);
+  await expect(change.getByRole('button', { name: 'Retry' })).not.toHaveClass(/\bprimary\b/);
   await screenshot(page, info, 'failed');
-  await dialog.getByRole('button', { name: 'Discard' }).click();
-  await expect(dialog.getByText('Nothing failed.')).toBeVisible();
-  await dialog.getByRole('button', { name: 'Close' }).click();
+  await change.getByRole('button', { name: 'Discard' }).click();
+  // Nothing left to show: the dialog closes by itself.
+  await expect(dialog).toHaveCount(0);
 
   // The mirror equals the server again: the file is gone, nothing is pending or failed.
   await expect(page.getByText('final report.txt')).toHaveCount(0);

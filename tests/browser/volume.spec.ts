@@ -108,4 +108,29 @@ test('10,000 conversations: first-sync progress, windowed rows, no whole-table r
   // The last row, reached and read (not a placeholder).
   await expect(table.locator('[aria-rowindex="10001"]').getByRole('link')).toBeVisible();
   expect(await table.getByRole('row').count()).toBeLessThan(60);
+
+  // The search (issue 21) answers from the words index: the page reads the rows that match, not the 10,000.
+  await page.evaluate(() => {
+    const reads = (window as unknown as { __idbReads: Record<string, number> }).__idbReads;
+    for (const key of Object.keys(reads)) delete reads[key];
+  });
+  const search = page.getByRole('searchbox', { name: 'Search' });
+  await search.fill('Bulk 0042'); // bulk-00420 … bulk-00429
+  await expect(table).toHaveAttribute('aria-rowcount', '11');
+  await expect(table.getByRole('link', { name: 'bulk-00427' })).toBeVisible();
+  await search.fill('00427 bulk');
+  await expect(table).toHaveAttribute('aria-rowcount', '2');
+  await expect(table.getByRole('link', { name: 'bulk-00427' })).toBeVisible();
+  const searchReads = await page.evaluate(() => (window as unknown as { __idbReads: Record<string, number> }).__idbReads);
+  console.log(`[10k] conversation rows the page read for two searches: ${searchReads.conversations ?? 0}`);
+  expect(searchReads.conversations ?? 0).toBeLessThan(1_000);
+
+  // No files yet: the Files screen says where they come from.
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Files' }).click();
+  await expect(page.getByText('No files yet. Files are added from a conversation: open one and choose “Upload files”.')).toBeVisible();
+
+  // Counts are grouped by thousands everywhere: the sign-out's report of what it removed.
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await page.getByRole('dialog', { name: 'Sign out?' }).getByRole('button', { name: 'Sign out' }).click();
+  await expect(page.getByTestId('signin-notice')).toHaveText(/^Removed from this device: 10,000 conversations, 0 files, /, { timeout: 60_000 });
 });

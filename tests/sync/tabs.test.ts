@@ -5,7 +5,9 @@
 import { Dexie } from 'dexie';
 import { IDBFactory, IDBKeyRange } from 'fake-indexeddb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BY_ARCHIVED_INDEX, ORDER_INDEX } from '../../lib/sync/list-keys';
+import { BY_ARCHIVED_INDEX, ORDER_INDEX, WORDS_INDEX } from '../../lib/sync/list-keys';
+import { DEFAULT_FILTERS } from '../../lib/view/conversations';
+import { readConversationWindow } from '../../lib/view/windows';
 import { openSyncDb } from '../../lib/sync/db';
 import { startTestServer, type TestServer } from '../helpers/server';
 import { byId, makeDevice, mirrorState, serverConversations, serverFilesWithConversation, sharedLock } from './harness';
@@ -95,6 +97,41 @@ describe('schema', () => {
     expect(await db.serverFiles.get('DDDDDDDDDDDDDDDD')).toBeUndefined();
     expect((await db.files.get('DDDDDDDDDDDDDDDD'))?.filename).toBe('d');
     expect(db.verno).toBeGreaterThanOrEqual(6);
+    db.close();
+  });
+
+  it('upgrades a version 7 database to 8: its conversations gain the words index the search reads', async () => {
+    const indexedDB = new IDBFactory();
+    const old = new Dexie('upgrade-7', { indexedDB, IDBKeyRange });
+    // Version 7's stores, as openSyncDb declared them before version 8.
+    old.version(7).stores({
+      conversations: 'id, contact_id, group_id, listKeys.order, listKeys.byArchived',
+      files: 'id, conversationId, created_at, [conversationId+created_at]',
+      serverConversations: 'id',
+      serverFiles: 'id, conversationId',
+      outbox: '++seq, &id, entityId, state',
+      uploadChunks: '[opId+index], opId',
+      idAliases: 'tempId, realId',
+      fileScans: 'conversationId',
+      meta: 'key',
+      offlineKeep: 'conversationId',
+      offlineFiles: 'fileId, conversationId',
+      downloadChunks: '[fileId+offset], fileId',
+      offlineState: 'key',
+    });
+    const row = (id: string, contact_id: string) => ({ id, contact_id, group_id: null, pinned_message_id: null, is_pinned: false, is_muted: false, last_active_at: null, last_opened_at: null, created_at: 10, archived_at: null, syncState: 'synced' });
+    // As version 7's middleware stored them: the order keys, no words.
+    const keys = { order: [1, -10, -10], byArchived: [0, 1, -10, -10] };
+    await old.table('conversations').bulkPut([{ ...row('CCCCCCCCCCCCCCC1', 'amelia-hughes'), listKeys: keys }, { ...row('CCCCCCCCCCCCCCC2', 'Zoë_Martin'), listKeys: keys }]);
+    old.close();
+
+    const db = openSyncDb('upgrade-7', { indexedDB, IDBKeyRange });
+    expect(await db.conversations.where(WORDS_INDEX).startsWith('hug').primaryKeys()).toEqual(['CCCCCCCCCCCCCCC1']);
+    expect(await db.conversations.where(WORDS_INDEX).equals('zoe').primaryKeys()).toEqual(['CCCCCCCCCCCCCCC2']);
+    const found = await readConversationWindow(db, { ...DEFAULT_FILTERS, text: 'Hughes Amelia' }, null, 0, 10);
+    expect(found.rows).toEqual([row('CCCCCCCCCCCCCCC1', 'amelia-hughes')]);
+    expect(await db.conversations.orderBy(ORDER_INDEX).count()).toBe(2);
+    expect(db.verno).toBe(8);
     db.close();
   });
 });

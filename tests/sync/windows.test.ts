@@ -118,6 +118,31 @@ describe('windowed list reads', () => {
     expect(window.rows).toEqual(expected.slice(0, 20));
   });
 
+  it('a search reads the rows its words index finds, not the table, and answers as the in-memory filter does', async () => {
+    await db.conversations.bulkPut([
+      { ...conversation(5_000), id: ID(5_000), contact_id: 'amelia-hughes', group_id: null, archived_at: null },
+      { ...conversation(5_001), id: ID(5_001), contact_id: 'Zoë_Hughes', group_id: null, archived_at: null },
+    ]);
+    const rows = await db.conversations.toArray();
+    for (const text of ['amelia hughes', 'Hughes Amelia', 'HUGHES', 'zoe', 'contact 12', 'group-3', 'group 30 3', '12 contact', 'nobody', '-']) {
+      for (const filters of [{ ...DEFAULT_FILTERS, text }, { ...DEFAULT_FILTERS, text, archived: 'any' as const, kind: 'contact' as const }]) {
+        counter.reset();
+        const window = await readConversationWindow(db, filters, null, 0, 30);
+        const expected = sortConversations(filterConversations(rows, filters), null);
+        expect(window.total, JSON.stringify(filters)).toBe(expected.length);
+        expect(window.rows.map((c) => c.id), JSON.stringify(filters)).toEqual(expected.slice(0, 30).map((c) => c.id));
+        // Only the rows whose words match were read (primary keys come from the index, no rows).
+        if (text !== '-') expect(counter.reads.get('conversations') ?? 0, text).toBeLessThanOrEqual(filterConversations(rows, { ...DEFAULT_FILTERS, archived: 'any', text }).length);
+      }
+    }
+    expect((await readConversationWindow(db, { ...DEFAULT_FILTERS, text: 'amelia hughes' }, null, 0, 5)).rows.map((c) => c.contact_id)).toEqual(['amelia-hughes']);
+    expect((await readConversationWindow(db, { ...DEFAULT_FILTERS, text: 'Hughes Amelia' }, null, 0, 5)).rows.map((c) => c.contact_id)).toEqual(['amelia-hughes']);
+    // A renamed id moves in the index: the old words no longer find it.
+    await db.conversations.put({ ...(await db.conversations.get(ID(5_000)))!, contact_id: 'amelia-jones' });
+    expect((await readConversationWindow(db, { ...DEFAULT_FILTERS, text: 'amelia hughes' }, null, 0, 5)).total).toBe(0);
+    expect((await readConversationWindow(db, { ...DEFAULT_FILTERS, text: 'jones' }, null, 0, 5)).total).toBe(1);
+  });
+
   it('files: newest first, overall and per conversation, reading only the window (and its conversations)', async () => {
     const files: FileView[] = Array.from({ length: 1_000 }, (_, n) => ({
       id: `F${String(n).padStart(15, '0')}`,

@@ -1,6 +1,6 @@
 // How long ago, as a conversations list says it, and the other formatted times (lib/view/format.ts).
 import { describe, expect, it } from 'vitest';
-import { fullTime, groupedNumber, humanTime, relativeTime } from '../../lib/view/format';
+import { countOf, fullTime, groupedNumber, humanTime, relativeTime, shortDate } from '../../lib/view/format';
 
 // A fixed "now": 14:30 local time on a Wednesday.
 const now = new Date(2026, 2, 18, 14, 30, 0).getTime();
@@ -17,14 +17,12 @@ describe('relativeTime', () => {
     expect(relativeTime(at(2026, 2, 16, 23, 50), now)).toBe('2 days ago');
     expect(relativeTime(at(2026, 2, 12, 9), now)).toBe('6 days ago');
   });
-  it('beyond a week, counts calendar weeks, months and years', () => {
-    expect(relativeTime(at(2026, 2, 11), now)).toBe('1 week ago');
-    expect(relativeTime(at(2026, 1, 19), now)).toBe('3 weeks ago'); // 27 days: not yet a calendar month
-    expect(relativeTime(at(2026, 1, 18), now)).toBe('1 month ago');
-    expect(relativeTime(at(2025, 11, 24), now)).toBe('2 months ago');
-    expect(relativeTime(at(2025, 2, 19), now)).toBe('11 months ago');
-    expect(relativeTime(at(2025, 2, 18), now)).toBe('1 year ago');
-    expect(relativeTime(at(2019, 6, 4), now)).toBe('6 years ago');
+  it('beyond a week, shows the date (with the year when not this one)', () => {
+    expect(relativeTime(at(2026, 2, 11), now)).toBe('11 Mar');
+    expect(relativeTime(at(2026, 1, 19), now)).toBe('19 Feb');
+    expect(relativeTime(at(2026, 0, 1, 0, 5), now)).toBe('1 Jan');
+    expect(relativeTime(at(2025, 11, 24), now)).toBe('24 Dec 2025');
+    expect(relativeTime(at(2019, 6, 4), now)).toBe('4 Jul 2019');
   });
   it('never needs Intl (the first screen does not load ICU for it)', () => {
     const { DateTimeFormat } = Intl;
@@ -35,7 +33,8 @@ describe('relativeTime', () => {
     Object.assign(Intl, { DateTimeFormat: refuse });
     Object.assign(Date.prototype, { toLocaleString: refuse, toLocaleDateString: refuse, toLocaleTimeString: refuse });
     try {
-      for (const t of [Math.floor(now / 1000) - 30, at(2026, 2, 18, 9), at(2026, 2, 17), at(2026, 2, 14), at(2026, 1, 1), at(2020, 0, 1)]) expect(relativeTime(t, now)).toMatch(/ago$|^just now$|^yesterday$/);
+      for (const t of [Math.floor(now / 1000) - 30, at(2026, 2, 18, 9), at(2026, 2, 17), at(2026, 2, 14), at(2026, 1, 1), at(2020, 0, 1)]) expect(relativeTime(t, now)).toMatch(/ago$|^just now$|^yesterday$|^\d\d? [A-Z][a-z]{2}( \d{4})?$/);
+      expect(humanTime(at(2020, 0, 1), now)).toBe('1 Jan 2020');
       expect(groupedNumber(1234567)).toBe('1,234,567');
     } finally {
       Object.assign(Intl, { DateTimeFormat });
@@ -44,6 +43,7 @@ describe('relativeTime', () => {
   });
   it('groups digits by thousands', () => {
     expect([0, 7, 999, 1000, 12345, 100000, 9876543].map(groupedNumber)).toEqual(['0', '7', '999', '1,000', '12,345', '100,000', '9,876,543']);
+    expect([countOf(1, 'file'), countOf(0, 'file'), countOf(1001, 'conversation'), countOf(2, 'file does', 'files do')]).toEqual(['1 file', '0 files', '1,001 conversations', '2 files do']);
   });
   it('a missing time is a dash; a time in the future (a skewed clock) is now', () => {
     expect(relativeTime(null, now)).toBe('—');
@@ -59,12 +59,13 @@ describe('formatted dates and times', () => {
     for (const t of times) {
       const date = new Date(t * 1000);
       expect(fullTime(t)).toBe(date.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' }));
+      // Today the clock, as the locale writes it; another day the date, as every screen writes it.
       expect(humanTime(t, now)).toBe(
-        date.toDateString() === new Date(now).toDateString()
-          ? date.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' })
-          : date.toLocaleDateString(undefined, { year: 'numeric', month: 'short', day: 'numeric' }),
+        date.toDateString() === new Date(now).toDateString() ? date.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' }) : shortDate(date, now),
       );
     }
     expect(humanTime(null, now)).toBe('—');
+    expect(humanTime(at(2026, 2, 1), now)).toBe('1 Mar');
+    expect(humanTime(at(2025, 11, 24), now)).toBe('24 Dec 2025');
   });
 });

@@ -1,0 +1,69 @@
+'use client';
+// The new-conversation dialog's form, loaded when the dialog first opens (NewConversation.tsx),
+// not with the first screen.
+import { useState, type FormEvent } from 'react';
+import { SyncInputError } from '@/lib/sync/errors';
+import type { NewConversationRequest } from './NewConversation';
+import { useSession } from './session-context';
+import { navigate } from './router';
+
+export function NewConversationForm({ initial, onClose }: { initial: NewConversationRequest; onClose(): void }) {
+  const { connection } = useSession();
+  const [kind, setKind] = useState<'contact_id' | 'group_id'>(initial.group ? 'group_id' : 'contact_id');
+  const [value, setValue] = useState(initial.id);
+  const [error, setError] = useState<string | null>(null);
+
+  async function submit(event: FormEvent) {
+    event.preventDefault();
+    try {
+      // The client checks the id with the schema the server uses: one it would refuse is never queued.
+      const id = await connection.client.createConversation(kind === 'contact_id' ? { contact_id: value.trim() } : { group_id: value.trim() });
+      onClose();
+      navigate({ name: 'conversation', id });
+    } catch (e) {
+      if (e instanceof SyncInputError && e.param === kind) return setError(`${kind === 'contact_id' ? 'Contact' : 'Group'} id ${e.message}`);
+      setError(e instanceof Error ? e.message : String(e));
+    }
+  }
+
+  return (
+    <form onSubmit={submit} noValidate>
+      <fieldset>
+        <legend>With</legend>
+        <label>
+          {/* Focused when the form arrives, as the dialog would have focused it had the form been there when it opened. */}
+          <input type="radio" name="kind" autoFocus checked={kind === 'contact_id'} onChange={() => setKind('contact_id')} /> a contact
+        </label>
+        <label>
+          <input type="radio" name="kind" checked={kind === 'group_id'} onChange={() => setKind('group_id')} /> a group
+        </label>
+      </fieldset>
+      <label htmlFor="new-id">{kind === 'contact_id' ? 'Contact id' : 'Group id'}</label>
+      <input
+        id="new-id"
+        value={value}
+        onChange={(e) => setValue(e.target.value)}
+        autoComplete="off"
+        spellCheck={false}
+        aria-invalid={error ? true : undefined}
+        aria-describedby={error ? 'new-id-error' : 'new-id-help'}
+      />
+      <p id="new-id-help" className="help">
+        1-64 characters: letters, digits, “_” and “-”.
+      </p>
+      {error && (
+        <p id="new-id-error" className="error" role="alert">
+          {error}
+        </p>
+      )}
+      <div className="actions">
+        <button type="button" onClick={onClose}>
+          Cancel
+        </button>
+        <button type="submit" className="primary">
+          Create
+        </button>
+      </div>
+    </form>
+  );
+}
