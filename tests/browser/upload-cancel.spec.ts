@@ -104,9 +104,10 @@ test.describe('cancelling an upload', () => {
     await page.getByRole('link', { name: new RegExp(contact) }).first().click();
     await expect(page.getByRole('heading', { level: 1, name: new RegExp(contact) })).toBeVisible();
 
-    proxy.holdAt = 1 * MiB; // a quarter of the file, then the PATCH hangs: a transfer in progress
+    proxy.holdAt = 1 * MiB; // 1 MiB into the first PATCH, then it hangs: a transfer in progress
     const name = 'cancel-me.bin';
-    await page.getByLabel('Upload files').setInputFiles({ name, mimeType: 'application/octet-stream', buffer: Buffer.alloc(4 * MiB, 7) });
+    // More than one request's worth (4 MiB): a creation, then PATCHes (a smaller file goes whole with its creation).
+    await page.getByLabel('Upload files').setInputFiles({ name, mimeType: 'application/octet-stream', buffer: Buffer.alloc(6 * MiB, 7) });
     await proxy.held;
     const row = page.getByRole('listitem').filter({ hasText: name });
     await expect(row).toBeVisible();
