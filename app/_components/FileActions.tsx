@@ -5,7 +5,7 @@ import type { FileView } from '@/lib/sync';
 import { failureText, useAction } from './ActionAlert';
 import { Dialog } from './Dialog';
 import { kindOfName, splitName } from '@/lib/view/viewer/kind';
-import { FileKindIcon } from './FileKindIcon';
+import { FileThumb } from './FileThumb';
 import { Icon } from './Icon';
 import { hrefFor, navigate } from './router';
 import { useSession } from './session-context';
@@ -127,7 +127,7 @@ export function FileLink({ file }: { file: FileView }) {
         navigate(route);
       }}
     >
-      <FileKindIcon kind={kindOfName(file.filename, file.file_type)} />
+      <FileThumb file={file} kind={kindOfName(file.filename, file.file_type)} />
       {/* Shortened in the middle: the extension stays in view (the whole name is the title). */}
       <span className="name-parts">
         <span className="name">{head}</span>

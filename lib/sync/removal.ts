@@ -31,8 +31,15 @@ export const NOTHING_REMOVED: RemovalReport = {
   openedDocuments: 0,
 };
 
-/** Counts what one database holds, then deletes it. A name with no database counts as nothing. */
+/** The image thumbnails of a user's files (lib/view/viewer/thumbnails.ts): not a `parley-sync-` name, which would read as a user's database. */
+export function thumbnailsDatabaseName(database: string): string {
+  return `parley-thumbnails-${database}`;
+}
+
+/** Counts what one database holds, then deletes it (and its thumbnails). A name with no database counts as nothing. */
 export async function removeDatabase(name: string, options: DexieOptions = {}): Promise<RemovalReport> {
+  // Images of the user's files: gone with the database, whatever else is there.
+  await new Dexie(thumbnailsDatabaseName(name), { ...options, addons: [] }).delete().catch(() => {});
   if (!(await databaseExists(name, options))) return NOTHING_REMOVED;
   const db = openSyncDb(name, options);
   let uploadBytes = 0;

@@ -49,12 +49,10 @@ function tinyPdf(text: string): Buffer {
   return Buffer.from(out, 'latin1');
 }
 
-/** A 40×30 PNG, a red square on white (zlib and CRC-32 from Node). */
-function tinyPng(): Buffer {
-  const width = 40;
-  const height = 30;
+/** A PNG (40×30 unless asked), a red square on white (zlib and CRC-32 from Node). */
+function tinyPng(width = 40, height = 30): Buffer {
   const raw = Buffer.alloc((width * 3 + 1) * height, 0xff);
-  for (let y = 5; y < 25; y++) for (let x = 10; x < 30; x++) raw.set([0xd0, 0x20, 0x20], y * (width * 3 + 1) + 1 + x * 3);
+  for (let y = height / 6; y < (height * 5) / 6; y++) for (let x = width / 4; x < (width * 3) / 4; x++) raw.set([0xd0, 0x20, 0x20], y * (width * 3 + 1) + 1 + x * 3);
   for (let y = 0; y < height; y++) raw[y * (width * 3 + 1)] = 0;
   const chunk = (type: string, data: Buffer) => {
     const length = Buffer.alloc(4);
@@ -271,4 +269,38 @@ test('file lists show each kind with its own icon and keep a long name’s exten
   // And it opens in the viewer from here too.
   await link.click();
   await expect(page.getByRole('group', { name: 'Page 1' }).locator('.textLayer')).toContainText('Letter');
+});
+
+test('images get a thumbnail made on the device: a photo waiting to upload, a server image once opened; gone at sign-out', async ({ page, context, request }, info) => {
+  const { contact } = await seed(request, info);
+  await signIn(page, info);
+  await openConversation(page, contact);
+  const files = page.getByRole('list', { name: 'Files' });
+  // On the server and never opened: the device does not have it, so the icon of its kind.
+  const wound = files.getByRole('link', { name: 'wound.png', exact: true });
+  await expect(wound.locator('svg.kind-image')).toBeVisible();
+  // Opened once: the viewer had the bytes, the list has its thumbnail.
+  await openFile(page, 'wound.png');
+  await expect(page.getByRole('img', { name: 'wound.png' })).toBeVisible();
+  await back(page, contact);
+  const thumb = wound.locator('img.thumb');
+  await expect(thumb).toBeVisible();
+  // Smaller than a thumbnail: kept at its size, never enlarged.
+  expect(await thumb.evaluate((img: HTMLImageElement) => [img.naturalWidth, img.naturalHeight])).toEqual([40, 30]);
+
+  // A photo taken with no way to send it: its thumbnail comes from the queued bytes.
+  await context.route(/\/v1\//, (route) => (route.request().method() === 'GET' ? route.continue() : route.abort('internetdisconnected')));
+  await page.getByLabel('Take photo').setInputFiles({ name: 'rash.png', mimeType: 'image/png', buffer: tinyPng(800, 600) });
+  const rash = files.getByRole('link', { name: 'rash.png', exact: true }).locator('img.thumb');
+  await expect(rash).toBeVisible();
+  // Scaled down to fit 96 px (what is stored), shown at 32 px.
+  expect(await rash.evaluate((img: HTMLImageElement) => [img.naturalWidth, img.naturalHeight, img.width])).toEqual([96, 72, 32]);
+  await screenshot(page, info, 'files-thumbnails');
+
+  // Sign-out removes them with the rest of the user's data.
+  expect(await page.evaluate(async () => (await indexedDB.databases()).some((d) => d.name?.startsWith('parley-thumbnails-')))).toBe(true);
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await page.getByRole('dialog', { name: 'Sign out?' }).getByRole('button', { name: /^Sign out/ }).click();
+  await expect(page.getByLabel('Access token')).toBeVisible();
+  await expect.poll(() => page.evaluate(async () => (await indexedDB.databases()).filter((d) => d.name?.startsWith('parley-thumbnails-')).length)).toBe(0);
 });

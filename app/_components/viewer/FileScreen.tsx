@@ -13,6 +13,7 @@ import { loadFileBytes, type Loaded } from '@/lib/view/viewer/bytes';
 import { kindOf, type ViewKind } from '@/lib/view/viewer/kind';
 import { decodeText, TEXT_LIMIT } from '@/lib/view/viewer/text';
 import { isPendingUpload } from '../FileActions';
+import { thumbnailFromBytes } from '../FileThumb';
 import { Icon } from '../Icon';
 import { canGoBack, navigate } from '../router';
 import { useSession } from '../session-context';
@@ -106,6 +107,7 @@ export function FileScreen({ id }: { id: string }) {
 }
 
 function Body({ file, bytes }: { file: FileView; bytes: Uint8Array }) {
+  const { db } = useSession().connection;
   const sniffed = useMemo(() => kindOf(file.filename, file.file_type, bytes.subarray(0, 4096)), [file.filename, file.file_type, bytes]);
   const [kind, setKind] = useState<ViewKind>(sniffed);
   useEffect(() => setKind(sniffed), [sniffed]);
@@ -120,7 +122,7 @@ function Body({ file, bytes }: { file: FileView; bytes: Uint8Array }) {
         </Problem>
       )}
       {kind === 'image' ? (
-        <ImageView bytes={bytes} type={file.file_type} name={name} onUnreadable={() => setKind('other')} />
+        <ImageView bytes={bytes} type={file.file_type} name={name} onUnreadable={() => setKind('other')} onShown={() => thumbnailFromBytes(db, file, bytes)} />
       ) : kind === 'pdf' ? (
         <PdfView bytes={bytes} name={name} />
       ) : (kind === 'fhir' || kind === 'json') && decoded ? (

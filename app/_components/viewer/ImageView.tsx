@@ -16,7 +16,7 @@ function imageType(type: string, name: string): string {
   return ext === 'svg' ? 'image/svg+xml' : ext === 'jpg' ? 'image/jpeg' : `image/${ext || 'png'}`;
 }
 
-export function ImageView({ bytes, type, name, onUnreadable }: { bytes: Uint8Array; type: string; name: string; onUnreadable(): void }) {
+export function ImageView({ bytes, type, name, onUnreadable, onShown }: { bytes: Uint8Array; type: string; name: string; onUnreadable(): void; onShown(): void }) {
   const url = useObjectUrl(bytes, imageType(type, name));
   const [view, setView] = useState({ scale: 1, x: 0, y: 0 });
   const pointers = useRef(new Map<number, { x: number; y: number }>());
@@ -76,6 +76,7 @@ export function ImageView({ bytes, type, name, onUnreadable }: { bytes: Uint8Arr
             alt={name}
             draggable={false}
             onError={onUnreadable}
+            onLoad={onShown}
             style={{ transform: `translate(${view.x}px, ${view.y}px) scale(${view.scale})` }}
           />
         )}
