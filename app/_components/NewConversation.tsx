@@ -1,5 +1,6 @@
 'use client';
-import { lazy, Suspense, useEffect, useState } from 'react';
+import { useEffect, useState } from 'react';
+import type { NewConversationForm } from './NewConversationForm';
 import { Dialog } from './Dialog';
 import { Icon } from './Icon';
 
@@ -9,27 +10,30 @@ export interface NewConversationRequest {
   group: boolean;
 }
 
-// The form loads when the dialog first opens (and once the first screen is idle: ParleyApp's prefetch).
-export const loadNewConversationForm = () => import('./NewConversationForm');
-const NewConversationForm = lazy(() => loadNewConversationForm().then((m) => ({ default: m.NewConversationForm })));
+// The form is not part of the first screen: it is fetched once that is idle (ParleyApp's
+// prefetch), or on the first click, and the dialog opens once it is here — with the form in it
+// from the start, so the dialog focuses its first field as it opens.
+let Form: typeof NewConversationForm | undefined;
+export const loadNewConversationForm = () => import('./NewConversationForm').then((m) => (Form = m.NewConversationForm));
 
 export function NewConversation({ request, onRequestTaken }: { request?: NewConversationRequest | null; onRequestTaken?(): void }) {
   // What the open dialog starts with; null = closed.
   const [open, setOpen] = useState<NewConversationRequest | null>(null);
+  const show = (start: NewConversationRequest) => void loadNewConversationForm().then(() => setOpen(start));
   useEffect(() => {
     if (!request) return;
-    setOpen(request);
+    show(request);
     onRequestTaken?.();
   }, [request, onRequestTaken]);
 
   return (
     <>
-      <button type="button" className="primary with-label" onClick={() => setOpen({ id: '', group: false })}>
+      <button type="button" className="primary with-label" onClick={() => show({ id: '', group: false })}>
         <Icon name="plus" />
         <span>New conversation</span>
       </button>
       <Dialog title="New conversation" open={open !== null} onClose={() => setOpen(null)}>
-        <Suspense fallback={null}>{open && <NewConversationForm initial={open} onClose={() => setOpen(null)} />}</Suspense>
+        {open && Form && <Form initial={open} onClose={() => setOpen(null)} />}
       </Dialog>
     </>
   );

@@ -1,6 +1,5 @@
 'use client';
-// The new-conversation dialog's form, loaded when the dialog first opens (NewConversation.tsx),
-// not with the first screen.
+// The new-conversation dialog's form, loaded after the first screen (NewConversation.tsx).
 import { useState, type FormEvent } from 'react';
 import { SyncInputError } from '@/lib/sync/errors';
 import type { NewConversationRequest } from './NewConversation';
@@ -31,8 +30,7 @@ export function NewConversationForm({ initial, onClose }: { initial: NewConversa
       <fieldset>
         <legend>With</legend>
         <label>
-          {/* Focused when the form arrives, as the dialog would have focused it had the form been there when it opened. */}
-          <input type="radio" name="kind" autoFocus checked={kind === 'contact_id'} onChange={() => setKind('contact_id')} /> a contact
+          <input type="radio" name="kind" checked={kind === 'contact_id'} onChange={() => setKind('contact_id')} /> a contact
         </label>
         <label>
           <input type="radio" name="kind" checked={kind === 'group_id'} onChange={() => setKind('group_id')} /> a group
