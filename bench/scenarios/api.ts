@@ -1,37 +1,27 @@
-// 1. The /v1 core behind npm start's node:http front vs a bare node:http server (the floor) and a
-//    no-op Next.js route handler (the reference). wrk -t1 -c16, keep-alive, each server in its
-//    own process so its CPU is separate from wrk's.
-import fs from 'node:fs';
+// 1. The /v1 core behind npm start's node:http front vs a bare node:http server doing the same
+//    storage and serialisation work (the floor: the same row read, the same row written, the same
+//    101 rows read and mapped, from the same SQLite file — bench/lib/servers/floor.ts), a bare
+//    node:http server answering a constant body of the same size (HTTP alone, a reference), and a
+//    no-op Next.js route handler (the reference). wrk -t1 -c16, keep-alive, each server in its own
+//    process so its CPU is separate from wrk's.
 import path from 'node:path';
 import type { FigureInput } from '../lib/figures';
-import { BENCH, freePort, readyInfo, ROOT, startChild, startTsChild, tempDir, type Child } from '../lib/proc';
+import { ensureNoopBuild, startNoop } from '../lib/next-noop';
+import { BENCH, readyInfo, startTsChild, tempDir, type Child } from '../lib/proc';
 import type { Scenario } from '../lib/scenario';
 import { BENCH_RATE_LIMITS, BENCH_TOKENS, createSchema, PARLEY_TOKENS, seedConversations } from '../lib/seed';
 import { median, round } from '../lib/stats';
 import { PUT_ALTERNATING_LUA, runWrk, wrkScript, type WrkResult } from '../lib/wrk';
 
 const SECONDS = Number(process.env.BENCH_WRK_SECONDS || 5);
-const NOOP_DIR = path.join(BENCH, 'next-noop');
-const NEXT_BIN = path.join(ROOT, 'node_modules', 'next', 'dist', 'bin', 'next');
 
-async function bodySize(url: string, init: RequestInit = {}): Promise<number> {
+async function body(url: string, init: RequestInit = {}): Promise<Buffer> {
   const res = await fetch(url, init);
-  const body = Buffer.from(await res.arrayBuffer());
-  if (!res.ok) throw new Error(`${init.method ?? 'GET'} ${url}: ${res.status} ${body}`);
-  return body.length;
+  const bytes = Buffer.from(await res.arrayBuffer());
+  if (!res.ok) throw new Error(`${init.method ?? 'GET'} ${url}: ${res.status} ${bytes}`);
+  return bytes;
 }
-
-function ensureNoopBuild(log: (m: string) => void) {
-  if (fs.existsSync(path.join(NOOP_DIR, '.next', 'BUILD_ID'))) return;
-  log('building bench/next-noop (cached in bench/next-noop/.next)…');
-  return new Promise<void>((resolve, reject) => {
-    import('node:child_process').then(({ execFile }) =>
-      execFile(process.execPath, [NEXT_BIN, 'build', NOOP_DIR], { cwd: ROOT, env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1' }, maxBuffer: 16 << 20 }, (error, stdout, stderr) =>
-        error ? reject(new Error(`next build bench/next-noop failed:\n${stdout}${stderr}`)) : resolve(),
-      ),
-    );
-  });
-}
+const bodySize = async (url: string, init: RequestInit = {}) => (await body(url, init)).length;
 
 export const api: Scenario = {
   name: 'api',
@@ -55,29 +45,38 @@ export const api: Scenario = {
       log(`response bodies: retrieve ${oneSize} B, update ${putSize} B, list(100) ${listSize} B`);
 
       const floorTs = path.join(BENCH, 'lib/servers/floor.ts');
-      const floorOne = await startTsChild(floorTs, ['json', String(oneSize)], { name: 'floor (one)' });
-      const floorPut = await startTsChild(floorTs, ['json', String(putSize)], { name: 'floor (update)' });
-      // The list's floor reads the same rows from the same SQLite file before answering.
+      // Floors doing the service's storage work on the same SQLite file (the same row, the same
+      // write, the same 101 rows), and constant bodies of the same sizes (HTTP alone).
+      const floorOne = await startTsChild(floorTs, ['one', dataDir, 'alice'], { name: 'floor (one row)' });
+      const floorPut = await startTsChild(floorTs, ['put', dataDir, 'alice'], { name: 'floor (update)' });
       const floorList = await startTsChild(floorTs, ['list', dataDir, 'alice'], { name: 'floor (list)' });
-      children.push(floorOne, floorPut, floorList);
+      const httpOne = await startTsChild(floorTs, ['json', String(oneSize)], { name: 'HTTP only (one)' });
+      const httpPut = await startTsChild(floorTs, ['json', String(putSize)], { name: 'HTTP only (update)' });
+      children.push(floorOne, floorPut, floorList, httpOne, httpPut);
       const floorUrl = (c: Child & { match: RegExpMatchArray }, p: string) => `http://127.0.0.1:${readyInfo<{ port: number }>(c).port}${p}`;
+      // The floors must answer what the service answers (same bytes, or the ratio compares
+      // different work). Order of keys and values: the same mapping.
+      const one = `/v1/conversations/${id}`;
+      const same = async (label: string, real: Buffer, floor: Buffer) => {
+        if (!real.equals(floor)) throw new Error(`${label}: the floor's body differs from the service's:\n${floor.toString().slice(0, 300)}\n${real.toString().slice(0, 300)}`);
+      };
+      await same('retrieve', await body(urls.retrieve, { headers: auth }), await body(floorUrl(floorOne, one)));
+      await same('list', await body(urls.list, { headers: auth }), await body(floorUrl(floorList, '/v1/conversations?limit=100')));
+      const putInit = (v: boolean) => ({ method: 'PUT', headers: { ...auth, 'Content-Type': 'application/json' }, body: JSON.stringify({ is_pinned: v, is_muted: !v }) });
+      await same('update', await body(urls.retrieve, putInit(false)), await body(floorUrl(floorPut, one), putInit(false)));
 
-      const noopPort = await freePort();
-      const noop = await startChild(process.execPath, [NEXT_BIN, 'start', NOOP_DIR, '-p', String(noopPort), '-H', '127.0.0.1'], {
-        name: 'next start bench/next-noop',
-        env: { NODE_ENV: 'production', NEXT_TELEMETRY_DISABLED: '1' },
-        ready: /Ready in|✓ Ready/,
-      });
-      children.push(noop);
-      const noopUrl = `http://127.0.0.1:${noopPort}/noop`;
+      const noop = await startNoop();
+      children.push(noop.child);
+      const noopUrl = `${noop.baseUrl}/noop`;
       await bodySize(noopUrl);
 
       const put = wrkScript('put.lua', PUT_ALTERNATING_LUA);
-      const one = `/v1/conversations/${id}`;
       const cases: Record<string, { url: string; script?: string; headers?: Record<string, string> }> = {
         floorOne: { url: floorUrl(floorOne, one), headers: auth },
         retrieve: { url: urls.retrieve, headers: auth },
+        httpOne: { url: floorUrl(httpOne, one), headers: auth },
         floorPut: { url: floorUrl(floorPut, one), headers: auth, script: put },
+        httpPut: { url: floorUrl(httpPut, one), headers: auth, script: put },
         update: { url: urls.retrieve, headers: auth, script: put },
         floorList: { url: floorUrl(floorList, '/v1/conversations?limit=100'), headers: auth },
         list: { url: urls.list, headers: auth },
@@ -97,17 +96,25 @@ export const api: Scenario = {
       const ratio = (a: string, b: string) => median(results[a]!.map((x, i) => x.rps / results[b]![i]!.rps));
       const lat = (name: string, which: 'p50Ms' | 'p99Ms') => median(results[name]!.map((x) => x[which]));
       const out: FigureInput[] = [];
-      const endpoint = (label: string, name: string, floor: string, target: number) => {
+      const floorWork: Record<string, string> = {
+        floorOne: 'the same row read from SQLite, mapped',
+        floorPut: 'the same UPDATE … RETURNING, mapped',
+        floorList: 'the same 101 rows read from SQLite, 100 mapped',
+      };
+      const endpoint = (label: string, name: string, floor: string, target: number, http?: string) => {
         out.push({ name: `${label}: throughput`, value: round(rps(name), 0), unit: 'req/s' });
-        out.push({ name: `${label}: floor (bare node:http, ${floor === 'floorList' ? 'same rows read from SQLite' : 'same body size'})`, value: round(rps(floor), 0), unit: 'req/s' });
+        out.push({ name: `${label}: floor (bare node:http, ${floorWork[floor]})`, value: round(rps(floor), 0), unit: 'req/s' });
         out.push({ name: `${label}: vs floor`, value: round(ratio(name, floor), 3), unit: '×', target: { op: '>=', value: target } });
+        if (http) {
+          out.push({ name: `${label}: bare node:http, constant body of the same size (HTTP only)`, value: round(rps(http), 0), unit: 'req/s' });
+          out.push({ name: `${label}: vs HTTP only`, value: round(ratio(name, http), 3), unit: '×' });
+        }
         out.push({ name: `${label}: latency p50`, value: round(lat(name, 'p50Ms'), 3), unit: 'ms' });
         out.push({ name: `${label}: latency p99`, value: round(lat(name, 'p99Ms'), 3), unit: 'ms' });
       };
-      endpoint('GET /v1/conversations/:id', 'retrieve', 'floorOne', 0.5);
-      endpoint('PUT /v1/conversations/:id', 'update', 'floorPut', 0.3);
-      endpoint('GET /v1/conversations?limit=100', 'list', 'floorList', 0.15);
-      out.push({ name: 'GET /v1/conversations?limit=100: floor body (rows as SQLite returns them)', value: await bodySize(floorUrl(floorList, '/'), { headers: auth }), unit: 'B' });
+      endpoint('GET /v1/conversations/:id', 'retrieve', 'floorOne', 0.5, 'httpOne');
+      endpoint('PUT /v1/conversations/:id', 'update', 'floorPut', 0.3, 'httpPut');
+      endpoint('GET /v1/conversations?limit=100', 'list', 'floorList', 0.5);
       out.push({ name: 'no-op Next.js route handler (next start)', value: round(rps('nextNoop'), 0), unit: 'req/s' });
       out.push({ name: 'no-op Next route: latency p50', value: round(lat('nextNoop', 'p50Ms'), 3), unit: 'ms' });
       out.push({ name: 'retrieve vs no-op Next route', value: round(ratio('retrieve', 'nextNoop'), 2), unit: '×', target: { op: '>=', value: 10 } });
