@@ -125,6 +125,8 @@ test('each kind of file opens in the app and reads as a clinician reads it', asy
   await openFile(page, 'cbc.hl7');
   await expect(page.getByRole('heading', { name: /ORU\^R01 from ST MARY HOSPITAL/ })).toBeVisible();
   await expect(page.getByRole('region', { name: 'Patient' })).toContainText('JANE DOE');
+  // Uploaded as text/plain: the header names what the content is.
+  await expect(page.locator('.viewer > .viewer-meta')).toHaveText(/^HL7 v2 · /);
   const results = page.getByRole('table', { name: 'Results' });
   await expect(results.getByRole('columnheader')).toHaveText(['Test', 'Value', 'Unit', 'Flag', 'Reference range', 'Status']);
   await expect(results.getByRole('row').nth(1).getByRole('cell')).toHaveText(['Hemoglobin (718-7)', '10.2', 'g/dL', 'Low', '12.0-15.5', 'Final']);
@@ -303,4 +305,47 @@ test('images get a thumbnail made on the device: a photo waiting to upload, a se
   await page.getByRole('dialog', { name: 'Sign out?' }).getByRole('button', { name: /^Sign out/ }).click();
   await expect(page.getByLabel('Access token')).toBeVisible();
   await expect.poll(() => page.evaluate(async () => (await indexedDB.databases()).filter((d) => d.name?.startsWith('parley-thumbnails-')).length)).toBe(0);
+});
+
+test('a PDF waiting to upload gets its first page as a thumbnail, made on the device; a damaged one keeps its icon', async ({ page, context, request }, info) => {
+  const { contact } = await seed(request, info);
+  await signIn(page, info);
+  await openConversation(page, contact);
+  const files = page.getByRole('list', { name: 'Files' });
+  // No way to send them: the thumbnails come from the queued bytes.
+  await context.route(/\/v1\//, (route) => (route.request().method() === 'GET' ? route.continue() : route.abort('internetdisconnected')));
+  // One at a time, in order: the damaged PDF is tried before the good one.
+  await page.getByLabel('Upload files').setInputFiles([
+    { name: 'torn.pdf', mimeType: 'application/pdf', buffer: Buffer.from('%PDF-1.4 not really') },
+  ]);
+  await expect(files.getByRole('link', { name: 'torn.pdf', exact: true })).toBeVisible();
+  await page.getByLabel('Upload files').setInputFiles([{ name: 'referral.pdf', mimeType: 'application/pdf', buffer: tinyPdf('Referral to cardiology') }]);
+  const thumb = files.getByRole('link', { name: 'referral.pdf', exact: true }).locator('img.thumb');
+  await expect(thumb).toBeVisible();
+  // The 300×200 pt page scaled to fit 96 px, shown at 32 px.
+  expect(await thumb.evaluate((img: HTMLImageElement) => [img.naturalWidth, img.naturalHeight, img.width])).toEqual([96, 64, 32]);
+  // Drawn, not blank: a white page with dark text on it.
+  const shades = await thumb.evaluate((img: HTMLImageElement) => {
+    const canvas = document.createElement('canvas');
+    canvas.width = img.naturalWidth;
+    canvas.height = img.naturalHeight;
+    const ctx = canvas.getContext('2d')!;
+    ctx.drawImage(img, 0, 0);
+    const { data } = ctx.getImageData(0, 0, canvas.width, canvas.height);
+    let light = 0;
+    let dark = 0;
+    for (let i = 0; i < data.length; i += 4) {
+      const level = (data[i]! + data[i + 1]! + data[i + 2]!) / 3;
+      if (data[i + 3]! > 200 && level > 230) light++;
+      if (data[i + 3]! > 200 && level < 160) dark++;
+    }
+    return { light, dark };
+  });
+  expect(shades.light).toBeGreaterThan(96 * 64 * 0.5);
+  expect(shades.dark).toBeGreaterThan(10);
+  // The damaged one (tried first) could not be read: the icon of its kind stays.
+  const torn = files.getByRole('link', { name: 'torn.pdf', exact: true });
+  await expect(torn.locator('svg.kind-pdf')).toBeVisible();
+  await expect(torn.locator('img.thumb')).toHaveCount(0);
+  await screenshot(page, info, 'files-pdf-thumbnail');
 });

@@ -8,9 +8,10 @@ import { useLiveQuery } from 'dexie-react-hooks';
 import { lazy, Suspense, useEffect, useMemo, useState } from 'react';
 import type { FileView } from '@/lib/sync';
 import { conversationTitle } from '@/lib/view/conversations';
-import { humanSize, humanTime, humanType } from '@/lib/view/format';
+import { humanSize, humanTime } from '@/lib/view/format';
 import { loadFileBytes, type Loaded } from '@/lib/view/viewer/bytes';
-import { kindOf, type ViewKind } from '@/lib/view/viewer/kind';
+import { kindOf, kindOfName, type ViewKind } from '@/lib/view/viewer/kind';
+import { shownType } from '@/lib/view/viewer/shown-type';
 import { decodeText, TEXT_LIMIT } from '@/lib/view/viewer/text';
 import { isPendingUpload } from '../FileActions';
 import { thumbnailFromBytes } from '../FileThumb';
@@ -36,6 +37,11 @@ export function FileScreen({ id }: { id: string }) {
   const alias = useLiveQuery(() => db.idAliases.get(id), [db, id]);
   const conversation = useLiveQuery(() => (file?.conversationId ? db.conversations.get(file.conversationId) : undefined), [db, file?.conversationId]);
   const [loaded, setLoaded] = useState<Loaded | null>(null);
+  // What the file is read as: its name and type, then its first bytes once they are here.
+  const sniffed = useMemo(
+    () => (!file ? null : loaded?.ok ? kindOf(file.filename, file.file_type, loaded.bytes.subarray(0, 4096)) : kindOfName(file.filename, file.file_type)),
+    [file?.filename, file?.file_type, loaded],
+  );
 
   // An upload that reached the server has its server id now: follow it (same bytes).
   useEffect(() => {
@@ -79,7 +85,7 @@ export function FileScreen({ id }: { id: string }) {
       ) : (
         <>
           <p className="viewer-meta">
-            {humanType(file.file_type)} · {humanSize(file.file_size)} · {humanTime(file.created_at)}
+            {shownType(sniffed ?? kindOfName(file.filename, file.file_type), file.file_type)} · {humanSize(file.file_size)} · {humanTime(file.created_at)}
             {conversation && <> · in {conversationTitle(conversation)}</>}
             {isPendingUpload(file) && <span className="mark pending">waiting to upload</span>}
           </p>
@@ -97,7 +103,7 @@ export function FileScreen({ id }: { id: string }) {
             </>
           ) : (
             <Suspense fallback={<p className="empty">Opening…</p>}>
-              <Body file={file} bytes={loaded.bytes} />
+              <Body file={file} bytes={loaded.bytes} sniffed={sniffed ?? 'other'} />
             </Suspense>
           )}
         </>
@@ -106,9 +112,8 @@ export function FileScreen({ id }: { id: string }) {
   );
 }
 
-function Body({ file, bytes }: { file: FileView; bytes: Uint8Array }) {
+function Body({ file, bytes, sniffed }: { file: FileView; bytes: Uint8Array; sniffed: ViewKind }) {
   const { db } = useSession().connection;
-  const sniffed = useMemo(() => kindOf(file.filename, file.file_type, bytes.subarray(0, 4096)), [file.filename, file.file_type, bytes]);
   const [kind, setKind] = useState<ViewKind>(sniffed);
   useEffect(() => setKind(sniffed), [sniffed]);
   const limit = kind === 'json' || kind === 'fhir' ? JSON_LIMIT : TEXT_LIMIT;
@@ -124,7 +129,7 @@ function Body({ file, bytes }: { file: FileView; bytes: Uint8Array }) {
       {kind === 'image' ? (
         <ImageView bytes={bytes} type={file.file_type} name={name} onUnreadable={() => setKind('other')} onShown={() => thumbnailFromBytes(db, file, bytes)} />
       ) : kind === 'pdf' ? (
-        <PdfView bytes={bytes} name={name} />
+        <PdfView bytes={bytes} name={name} onOpened={() => thumbnailFromBytes(db, file, bytes, 'pdf')} />
       ) : (kind === 'fhir' || kind === 'json') && decoded ? (
         <JsonView text={decoded.text} name={name} complete={decoded.omitted === 0} />
       ) : kind === 'hl7' && decoded ? (

@@ -27,12 +27,14 @@ function loadPdfJs(): Promise<PdfJs> {
 
 const MAX_PAGES = 200;
 
-export function PdfView({ bytes, name }: { bytes: Uint8Array; name: string }) {
+export function PdfView({ bytes, name, onOpened }: { bytes: Uint8Array; name: string; onOpened?(): void }) {
   const [pdf, setPdf] = useState<{ doc: PDFDocumentProxy; pdfjs: PdfJs } | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [zoom, setZoom] = useState(1);
   const [width, setWidth] = useState(0);
   const holder = useRef<HTMLDivElement>(null);
+  const opened = useRef(onOpened);
+  opened.current = onOpened;
 
   useEffect(() => {
     let task: ReturnType<PdfJs['getDocument']> | null = null;
@@ -42,7 +44,9 @@ export function PdfView({ bytes, name }: { bytes: Uint8Array; name: string }) {
         // A copy: pdf.js hands the buffer to its worker (the original stays for Download).
         task = pdfjs.getDocument({ data: bytes.slice(), isEvalSupported: false, enableXfa: false });
         const doc = await task.promise;
-        if (!cancelled) setPdf({ doc, pdfjs });
+        if (cancelled) return;
+        setPdf({ doc, pdfjs });
+        opened.current?.();
       })
       .catch((e: unknown) => {
         if (!cancelled) setError(e instanceof Error ? e.message : String(e));

@@ -1,0 +1,52 @@
+// The page's side of the thumbnail workers (workers/thumbnail.worker.ts for images,
+// workers/pdf-thumbnail.worker.ts for a PDF's first page): one worker per kind, started on the
+// first thumbnail of that kind, asked one question per thumbnail. A worker that fails (its script
+// could not load — offline before it was cached — or it crashed) answers every question it holds
+// with null, so the list keeps the icon and the queue of thumbnails goes on; the next thumbnail of
+// that kind starts a new worker.
+
+export type Made = { bytes: ArrayBuffer; type: string } | null;
+export type Thumbnailed = 'image' | 'pdf';
+
+/** What the maker needs of a Worker. */
+export interface WorkerLike {
+  onmessage: ((event: MessageEvent) => void) | null;
+  onerror: ((event: ErrorEvent) => void) | null;
+  postMessage(message: unknown): void;
+  terminate(): void;
+}
+
+export function thumbnailMaker(spawn: (kind: Thumbnailed) => WorkerLike, size: number) {
+  const workers = new Map<Thumbnailed, { worker: WorkerLike; answers: Map<number, (made: Made) => void> }>();
+  let nextId = 0;
+
+  function workerFor(kind: Thumbnailed) {
+    let entry = workers.get(kind);
+    if (entry) return entry;
+    const worker = spawn(kind);
+    const answers = new Map<number, (made: Made) => void>();
+    entry = { worker, answers };
+    worker.onmessage = (event: MessageEvent<{ id: number; bytes?: ArrayBuffer; type?: string }>) => {
+      const { id, bytes, type } = event.data ?? {};
+      answers.get(id)?.(bytes && type ? { bytes, type } : null);
+      answers.delete(id);
+    };
+    worker.onerror = () => {
+      if (workers.get(kind)?.worker === worker) workers.delete(kind);
+      worker.terminate();
+      for (const answer of answers.values()) answer(null);
+      answers.clear();
+    };
+    workers.set(kind, entry);
+    return entry;
+  }
+
+  return function make(kind: Thumbnailed, blob: Blob): Promise<Made> {
+    const { worker, answers } = workerFor(kind);
+    const id = ++nextId;
+    return new Promise((resolve) => {
+      answers.set(id, resolve);
+      worker.postMessage({ id, blob, size });
+    });
+  };
+}
