@@ -16,6 +16,8 @@ import { appSecurityHeaders, readScriptHashes } from './lib/security';
 
 interface Backend {
   dispatch: Dispatch;
+  /** Origins besides this one the app's code reads files from: the object store's, when /files/… redirects there. */
+  connectOrigins: string[];
   ready(url: string): void;
   /** Nothing new is accepted: end what would otherwise run for ever (live event streams). */
   beginShutdown(): void;
@@ -30,6 +32,8 @@ async function openBackend(config: Config, log: ServerLog): Promise<Backend> {
       // No dependencies of its own to be ready for (see health.ts): /readyz is this process's.
       dispatch: (request) =>
         isHealthPath(request.path) ? serveHealth(request, {}, log, { shuttingDown }) : proxy.dispatch(request),
+      // The upstream's file URLs are its own (a redirect there is its business): none known here.
+      connectOrigins: [],
       ready: () => {
         log.log(`[parley] proxy mode: /v1 is forwarded to ${config.upstreamBaseUrl}`);
         void proxy.check(); // logs whether the upstream answers; never fails start-up
@@ -43,6 +47,7 @@ async function openBackend(config: Config, log: ServerLog): Promise<Backend> {
   const { service, info } = await ApiService.open(config, log);
   return {
     dispatch: (request) => service.dispatch(request),
+    connectOrigins: info.redirectOrigin ? [info.redirectOrigin] : [],
     ready: (url) => {
       log.log(`[parley] embedded /v1 with data in ${config.dataDir}`);
       log.log(`[parley] file bytes: ${info.blobStore}`);
@@ -81,13 +86,13 @@ interface Pages {
 }
 
 /** The app's pages through Next, or none (`--api-only`: 404 for everything but the core's paths). */
-async function openPages(port: number): Promise<Pages | undefined> {
+async function openPages(port: number, connectOrigins: readonly string[]): Promise<Pages | undefined> {
   if (process.argv.includes('--api-only')) return undefined;
   const { default: next } = await import('next');
   const app = next({ dev, hostname: 'localhost', port, dir: process.cwd() });
   await app.prepare();
   const handle = app.getRequestHandler();
-  const securityHeaders = Object.entries(appSecurityHeaders(dev ? [] : readScriptHashes()));
+  const securityHeaders = Object.entries(appSecurityHeaders(dev ? [] : readScriptHashes(), connectOrigins));
   return {
     page: (req, res) => {
       if (!dev) for (const [name, value] of securityHeaders) res.setHeader(name, value);
@@ -124,7 +129,7 @@ async function main() {
   );
   const port = await bind(server, config);
   const backend = await openBackend(config, log);
-  const pages = await openPages(port);
+  const pages = await openPages(port, backend.connectOrigins);
   ready({ dispatch: backend.dispatch, pages });
   const url = `http://localhost:${port}`;
   log.log(`[parley] serving ${url}`);

@@ -6,14 +6,19 @@ import path from 'node:path';
 
 export const CSP_HASHES_FILE = path.join('.next', 'csp-hashes.json');
 
-export function contentSecurityPolicy(scriptHashes: readonly string[]): string {
+/**
+ * `connectOrigins`: other origins the app's code (the page and its service worker) may read from —
+ * the object store's, when /files/… redirects there (S3_PRESIGNED_REDIRECT): the viewer and the
+ * offline copies read a file's bytes after the redirect.
+ */
+export function contentSecurityPolicy(scriptHashes: readonly string[], connectOrigins: readonly string[] = []): string {
   return [
     "default-src 'self'",
     `script-src 'self' ${scriptHashes.map((h) => `'${h}'`).join(' ')}`.trim(),
     // React renders style attributes; styles cannot run code.
     "style-src 'self' 'unsafe-inline'",
     "img-src 'self' data: blob:",
-    "connect-src 'self'",
+    ["connect-src 'self'", ...connectOrigins].join(' '),
     "worker-src 'self' blob:",
     "manifest-src 'self'",
     "font-src 'self'",
@@ -24,9 +29,9 @@ export function contentSecurityPolicy(scriptHashes: readonly string[]): string {
   ].join('; ');
 }
 
-export function appSecurityHeaders(scriptHashes: readonly string[]): Record<string, string> {
+export function appSecurityHeaders(scriptHashes: readonly string[], connectOrigins: readonly string[] = []): Record<string, string> {
   return {
-    'Content-Security-Policy': contentSecurityPolicy(scriptHashes),
+    'Content-Security-Policy': contentSecurityPolicy(scriptHashes, connectOrigins),
     'X-Content-Type-Options': 'nosniff',
     'Referrer-Policy': 'same-origin',
     'X-Frame-Options': 'DENY',

@@ -73,6 +73,8 @@ export interface ServiceStartInfo {
   swept: { temp: number; orphans: number };
   /** Where file bytes live (for the start-up log; never credentials). */
   blobStore: string;
+  /** The object store's origin when /files/… redirects there (S3_PRESIGNED_REDIRECT), else null: the app's CSP lets its code read from it. */
+  redirectOrigin: string | null;
 }
 
 export class ApiService {
@@ -156,7 +158,7 @@ export class ApiService {
     let blobs: OpenedBlobStore;
     try {
       blobs = options.store
-        ? { store: options.store, description: 'a store given by the caller', presignedUrl: null, close: () => {} }
+        ? { store: options.store, description: 'a store given by the caller', presignedUrl: null, redirectOrigin: null, close: () => {} }
         : await openBlobStore(config);
     } catch (error) {
       await opened.close();
@@ -188,7 +190,7 @@ export class ApiService {
       // Other instances' commits reach this instance's live streams through PostgreSQL.
       service.notifications = await listenForEvents(config.databaseUrl, service.hub, log);
     }
-    return { service, info: { demoToken, swept, blobStore: blobs.description } };
+    return { service, info: { demoToken, swept, blobStore: blobs.description, redirectOrigin: blobs.redirectOrigin } };
   }
 
   /** Where this service keeps file bytes (tests and maintenance tools). */
