@@ -6,7 +6,7 @@
 import path from 'node:path';
 import { PutBucketCorsCommand } from '@aws-sdk/client-s3';
 import { expect, test } from '@playwright/test';
-import { api, honouringRetryAfter, unique, userFor } from './helpers';
+import { api, honouringRetryAfter, unique, userFor, waitForServiceWorker } from './helpers';
 import { appEnv, CHECKOUT, startApp, tempDir, type AppProcess } from './app-process';
 import { openThrough, signInThrough } from './cutting-proxy';
 import { startS3Server, type S3TestServer } from '../helpers/s3';
@@ -40,7 +40,7 @@ test.describe('the viewer when files redirect to the object store', () => {
     scratch?.remove();
   });
 
-  test('a file opens in the viewer from the store it is redirected to', async ({ page, request }, info) => {
+  test('a file opens in the viewer from the store it is redirected to, and again offline', async ({ page, context, request }, info) => {
     const contact = unique('viewer-s3');
     const conversation = await (await api(request, info, app.url)).createConversation(contact);
     const r = await honouringRetryAfter(() =>
@@ -59,13 +59,25 @@ test.describe('the viewer when files redirect to the object store', () => {
     // The page's policy lets the app read there, and nowhere else new.
     const csp = (await request.get(`${app.url}/`)).headers()['content-security-policy']!;
     expect(csp).toContain(`connect-src 'self' ${new URL(s3.endpoint).origin};`);
+    // The service worker (which fetches the file and keeps it) runs under its script's policy: the same.
+    expect((await request.get(`${app.url}/sw.js`)).headers()['content-security-policy']).toBe(csp);
 
     await signInThrough(page, info, app.url);
+    await waitForServiceWorker(page);
     await openThrough(page, contact);
-    await page.getByRole('link', { name: 'cbc.hl7', exact: true }).click();
-    await expect(page.getByRole('heading', { level: 1, name: 'cbc.hl7' })).toBeVisible();
-    const results = page.getByRole('table', { name: 'Results' });
-    await expect(results.getByRole('row').nth(1).getByRole('cell')).toHaveText(['Hemoglobin (718-7)', '10.2', 'g/dL', 'Low', '12.0-15.5', 'Final']);
-    await expect(page.getByRole('link', { name: /Open the server’s copy/ })).toHaveCount(0);
+    const open = async () => {
+      await page.getByRole('link', { name: 'cbc.hl7', exact: true }).click();
+      await expect(page.getByRole('heading', { level: 1, name: 'cbc.hl7' })).toBeVisible();
+      const results = page.getByRole('table', { name: 'Results' });
+      await expect(results.getByRole('row').nth(1).getByRole('cell')).toHaveText(['Hemoglobin (718-7)', '10.2', 'g/dL', 'Low', '12.0-15.5', 'Final']);
+      await expect(page.getByRole('link', { name: /Open the server’s copy/ })).toHaveCount(0);
+    };
+    await open();
+    // Kept by the service worker under the file's URL, from the store's answer: it opens offline.
+    await expect.poll(() => page.evaluate(async () => (await (await caches.open('parley-files')).keys()).some((r) => r.url.includes('cbc.hl7')))).toBe(true);
+    await page.getByRole('link', { name: 'Back' }).click();
+    await context.route(/\/(files|v1)\//, (route) => route.abort('internetdisconnected'));
+    await context.route(`${new URL(s3.endpoint).origin}/**`, (route) => route.abort('internetdisconnected'));
+    await open();
   });
 });
