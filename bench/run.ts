@@ -12,6 +12,7 @@ import type { Scenario } from './lib/scenario';
 import { api } from './scenarios/api';
 import { app } from './scenarios/app';
 import { deepPages } from './scenarios/deep-pages';
+import { firstScreen } from './scenarios/first-screen';
 import { flood } from './scenarios/flood';
 import { initialSync } from './scenarios/initial-sync';
 import { reconnect } from './scenarios/reconnect';
@@ -22,7 +23,7 @@ import { steadySync } from './scenarios/steady-sync';
 import { syncGrowth } from './scenarios/sync-growth';
 import { uploads, uploadsS3 } from './scenarios/uploads';
 
-const ALL: Scenario[] = [api, deepPages, uploads, uploadsS3, resumable, initialSync, steadySync, syncGrowth, replay, reconnect, app, flood, search];
+const ALL: Scenario[] = [api, deepPages, uploads, uploadsS3, resumable, initialSync, steadySync, syncGrowth, replay, reconnect, app, firstScreen, flood, search];
 const RUNS = Number(process.env.BENCH_RUNS || 3);
 
 function machine() {

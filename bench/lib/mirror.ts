@@ -59,6 +59,16 @@ export interface SignedInSession {
 }
 
 let world: Promise<SyncWorld> | null = null;
+
+/** Conversations of dave, the first screen's user (app and first-screen scenarios): a fifth with 5 files. */
+export const FIRST_SCREEN_CONVERSATIONS = Number(process.env.BENCH_FIRST_SCREEN_CONVERSATIONS || 1_000);
+const daves = new WeakMap<SyncWorld, { ids: string[]; files: number; active: number }>();
+/** dave's data in this world's DATA_DIR, seeded on first use. */
+export function daveData(w: SyncWorld): { ids: string[]; files: number; active: number } {
+  let d = daves.get(w);
+  if (!d) daves.set(w, (d = seedSyncData(w.dataDir, 'dave', FIRST_SCREEN_CONVERSATIONS)));
+  return d;
+}
 let mirror: Promise<{ session: SignedInSession; initial: InitialSync }> | null = null;
 
 export function syncWorld(log: (m: string) => void): Promise<SyncWorld> {

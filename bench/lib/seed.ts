@@ -15,6 +15,8 @@ export const BENCH_TOKENS = {
   // The sync growth scenario's users (1,000 and 50,000 conversations; alice has 10,000).
   grow1k: 'grow1k-bench-token-1111111111',
   grow50k: 'grow50k-bench-token-5050505050',
+  // The first-screen scenario's user (1,000 conversations mirrored, a fifth of them with files).
+  dave: 'dave-bench-token-4444444444',
 };
 /**
  * Tokens per user beyond its first. A timed run (an initial sync, a replay, a floor loop) signs in

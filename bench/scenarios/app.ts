@@ -1,48 +1,48 @@
-// 7. The app: first-load JavaScript of the conversations page (`/`, signed in), gzipped; and
+// 7. The app: first-load JavaScript of the conversations page (`/`, signed in), gzipped, against
+//    the floor's (bench/next-noop's /first-screen: Next's app router, one client component, Dexie
+//    and useLiveQuery rendering 60 rows; bench/lib/first-screen.ts), measured the same way; and
 //    Lighthouse 12 (mobile preset: simulated slow 4G, 4× CPU slowdown) on Debian's Chromium via
-//    chrome-launcher — the signed-in conversations screen (token put in localStorage through
-//    puppeteer-core before the run, Lighthouse's storage reset off but cache, service worker,
-//    Cache Storage and IndexedDB cleared by hand: a cold load of a signed-in user) and the
-//    sign-in page (standard run, storage reset on).
+//    chrome-launcher, A/B/A with the floor: the signed-in conversations screen with 1,000
+//    conversations mirrored (dave: signed in and synced first through puppeteer-core, then the
+//    HTTP cache, service worker and Cache Storage cleared by hand and Lighthouse's storage reset
+//    turned off: a cold load of a signed-in user whose mirror is on the device), the floor page
+//    with 1,000 rows in its IndexedDB (the same preparation), and the sign-in page (standard run,
+//    storage reset on).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { gzipSync } from 'node:zlib';
 import * as chromeLauncher from 'chrome-launcher';
 import lighthouse from 'lighthouse';
-import puppeteer from 'puppeteer-core';
+import puppeteer, { type Page as PuppeteerPage } from 'puppeteer-core';
 import { CHROMIUM, CHROMIUM_ARGS, openSignedIn } from '../lib/app';
-import { releaseAliceMirror, syncWorld } from '../lib/mirror';
+import { floorContext, jsBytes, pageScripts, ROW } from '../lib/first-screen';
+import { daveData, FIRST_SCREEN_CONVERSATIONS, releaseAliceMirror, syncWorld } from '../lib/mirror';
+import { ensureNoopBuild, startNoop } from '../lib/next-noop';
 import { tempDir } from '../lib/proc';
 import type { Scenario } from '../lib/scenario';
 import { runToken } from '../lib/seed';
 import { median, round } from '../lib/stats';
 
-const LH_RUNS = Number(process.env.BENCH_LIGHTHOUSE_RUNS || 3);
+const LH_RUNS = Number(process.env.BENCH_LIGHTHOUSE_RUNS || 5);
 
-async function jsBytes(urls: string[]) {
-  let raw = 0;
-  let gzip = 0;
-  for (const url of urls) {
-    const res = await fetch(url, { headers: { 'Accept-Encoding': 'identity' } });
-    const body = Buffer.from(await res.arrayBuffer());
-    raw += body.length;
-    gzip += gzipSync(body).length; // zlib's default level, as servers use
-  }
-  return { raw, gzip };
-}
+type LighthouseResult = { performance: number; accessibility: number; lcpMs: number; tbtMs: number };
 
-async function lighthouseRun(url: string, token: string | null): Promise<{ performance: number; accessibility: number; lcpMs: number; tbtMs: number }> {
+/**
+ * One Lighthouse run in a fresh Chromium profile. `prepare` (if given) runs first in a page of
+ * that profile (sign in and sync, or fill the floor's IndexedDB); then the HTTP cache, service
+ * worker and Cache Storage of the origin are cleared and Lighthouse runs with its storage reset
+ * off, so IndexedDB and localStorage stay and the load is otherwise cold.
+ */
+async function lighthouseRun(url: string, label: string, prepare?: (page: PuppeteerPage) => Promise<void>): Promise<LighthouseResult> {
   const chrome = await chromeLauncher.launch({ chromePath: CHROMIUM, chromeFlags: [...CHROMIUM_ARGS, '--headless=new'], userDataDir: tempDir('lighthouse') });
   try {
     const flags = { port: chrome.port, output: 'json' as const, logLevel: 'error' as const, onlyCategories: ['performance', 'accessibility'] };
     let result;
-    if (token) {
+    if (prepare) {
       const browser = await puppeteer.connect({ browserURL: `http://127.0.0.1:${chrome.port}`, defaultViewport: null });
       const page = await browser.newPage();
-      await page.goto(url);
-      await page.evaluate((t) => localStorage.setItem('parley:token', t), token);
+      await prepare(page);
       const cdp = await page.createCDPSession();
-      await cdp.send('Storage.clearDataForOrigin', { origin: new URL(url).origin, storageTypes: 'service_workers,cache_storage,indexeddb' });
+      await cdp.send('Storage.clearDataForOrigin', { origin: new URL(url).origin, storageTypes: 'service_workers,cache_storage' });
       await cdp.send('Network.clearBrowserCache');
       await page.goto('about:blank');
       result = await lighthouse(url, { ...flags, disableStorageReset: true }, undefined, page as never);
@@ -56,7 +56,7 @@ async function lighthouseRun(url: string, token: string | null): Promise<{ perfo
     // for whoever works on the score next.
     if (process.env.BENCH_LIGHTHOUSE_DUMP) {
       mkdirSync(process.env.BENCH_LIGHTHOUSE_DUMP, { recursive: true });
-      writeFileSync(join(process.env.BENCH_LIGHTHOUSE_DUMP, `lighthouse-${token ? 'signed-in' : 'sign-in'}-${Date.now()}.json`), JSON.stringify(lhr));
+      writeFileSync(join(process.env.BENCH_LIGHTHOUSE_DUMP, `lighthouse-${label}-${Date.now()}.json`), JSON.stringify(lhr));
     }
     return {
       performance: Math.round((lhr.categories.performance?.score ?? NaN) * 100),
@@ -69,9 +69,23 @@ async function lighthouseRun(url: string, token: string | null): Promise<{ perfo
   }
 }
 
+/** Signs in with `token` and waits until the mirror is complete ("All synced"). */
+const signedInAndSynced = (base: string, token: string) => async (page: PuppeteerPage) => {
+  await page.goto(`${base}/`);
+  await page.evaluate((t) => localStorage.setItem('parley:token', t), token);
+  await page.goto(`${base}/`);
+  await page.waitForFunction(() => document.querySelector('[data-testid="sync-status"]')?.textContent?.includes('All synced'), { timeout: 180_000, polling: 250 });
+};
+
+/** Fills the floor's IndexedDB with `n` conversations. */
+const floorSeeded = (base: string, n: number) => async (page: PuppeteerPage) => {
+  await page.goto(`${base}/seed?n=${n}`);
+  await page.waitForSelector(`output[data-seeded="${n}"]`, { timeout: 120_000 });
+};
+
 export const app: Scenario = {
   name: 'app',
-  title: 'The app: first-load JS of / (signed in) and Lighthouse (mobile) on Debian Chromium',
+  title: 'The app: first-load JS of / (signed in) and Lighthouse (mobile) on Debian Chromium, each against the floor page',
   async run({ log }) {
     await releaseAliceMirror();
     const w = await syncWorld(log);
@@ -94,43 +108,82 @@ export const app: Scenario = {
     // Scripts requested before the app's idle-time prefetch began (the mark of
     // app/_components/preload.ts: the screens and the write path the first screen does not need,
     // fetched once it is idle); that prefetch is reported apart.
-    const all: { name: string; type: string; prefetch: boolean }[] = await session.page.evaluate(() => {
-      const mark = performance.getEntriesByName('parley:offline-preload', 'mark')[0]?.startTime ?? Infinity;
-      return performance
-        .getEntriesByType('resource')
-        .map((e) => ({ name: e.name, type: (e as PerformanceResourceTiming).initiatorType, prefetch: e.startTime >= mark }))
-        .filter((e) => /\.m?js$/.test(new URL(e.name).pathname) && e.type !== 'fetch' && e.type !== 'other');
-    });
+    const all = await pageScripts(session.page, 'parley:offline-preload');
     const entries = all.filter((e) => !e.prefetch);
-    const pageScripts = entries.map((e) => e.name);
+    const firstLoad = entries.map((e) => e.name);
     const prefetched = await jsBytes(all.filter((e) => e.prefetch).map((e) => e.name));
     log(`page scripts: ${entries.map((e) => `${new URL(e.name).pathname.split('/').pop()} (${e.type})`).join(', ')}`);
     const workerScripts = session.scripts;
     await session.context.close();
-    const page = await jsBytes(pageScripts);
+    const page = await jsBytes(firstLoad);
     const later = [...workerScripts].filter((u) => !all.some((e) => e.name === u) && !u.endsWith('/sw.js'));
     const worker = await jsBytes(later);
-    log(`first-load JS: ${pageScripts.length} scripts, ${(page.raw / 1024).toFixed(0)} KiB raw, ${(page.gzip / 1024).toFixed(1)} KiB gzipped; sync worker: ${later.length} scripts, ${(worker.gzip / 1024).toFixed(1)} KiB gzipped`);
+    log(`first-load JS: ${firstLoad.length} scripts, ${(page.raw / 1024).toFixed(0)} KiB raw, ${(page.gzip / 1024).toFixed(1)} KiB gzipped; sync worker: ${later.length} scripts, ${(worker.gzip / 1024).toFixed(1)} KiB gzipped`);
 
-    const signedIn: Awaited<ReturnType<typeof lighthouseRun>>[] = [];
-    const signedOut: Awaited<ReturnType<typeof lighthouseRun>>[] = [];
-    for (let r = 0; r < LH_RUNS; r++) {
-      signedIn.push(await lighthouseRun(`${base}/`, runToken('carol')));
-      log(`lighthouse ${r + 1}/${LH_RUNS} conversations screen: ${JSON.stringify(signedIn.at(-1))}`);
+    // The floor's first-load JS, the same way: a cold load of /first-screen (60 rows in its
+    // IndexedDB) until its rows are shown and no script it asked for is still loading.
+    await ensureNoopBuild(log);
+    const noop = await startNoop();
+    let floorJs: { raw: number; gzip: number };
+    const lhFloor: LighthouseResult[] = [];
+    const lhApp: LighthouseResult[] = [];
+    const signedOut: LighthouseResult[] = [];
+    try {
+      const floor = await floorContext(w.browser, noop.baseUrl, 60);
+      const floorPage = await floor.newPage();
+      const floorLoading = new Set<string>();
+      floorPage.on('request', (r) => void (r.resourceType() === 'script' && floorLoading.add(r.url())));
+      floorPage.on('requestfinished', (r) => void floorLoading.delete(r.url()));
+      floorPage.on('requestfailed', (r) => void floorLoading.delete(r.url()));
+      await floorPage.goto('/first-screen');
+      await floorPage.locator(ROW).first().waitFor({ timeout: 60_000 });
+      for (const deadline = Date.now() + 30_000; floorLoading.size > 0; await new Promise((r) => setTimeout(r, 100))) {
+        if (Date.now() > deadline) throw new Error(`floor scripts still loading: ${[...floorLoading].join(', ')}`);
+      }
+      const floorScripts = await pageScripts(floorPage);
+      log(`floor scripts: ${floorScripts.map((e) => new URL(e.name).pathname.split('/').pop()).join(', ')}`);
+      floorJs = await jsBytes(floorScripts.map((e) => e.name));
+      await floor.close();
+      log(`floor first-load JS: ${floorScripts.length} scripts, ${(floorJs.raw / 1024).toFixed(0)} KiB raw, ${(floorJs.gzip / 1024).toFixed(1)} KiB gzipped`);
+
+      // Lighthouse, A/B/A: floor, app, floor, …, floor; both with 1,000 conversations on the device.
+      const n = FIRST_SCREEN_CONVERSATIONS;
+      daveData(w);
+      const floorRun = async (r: number) => {
+        lhFloor.push(await lighthouseRun(`${noop.baseUrl}/first-screen`, 'floor', floorSeeded(noop.baseUrl, n)));
+        log(`lighthouse ${r + 1}/${LH_RUNS + 1} floor (${n} rows in IndexedDB): ${JSON.stringify(lhFloor.at(-1))}`);
+      };
+      for (let r = 0; r < LH_RUNS; r++) {
+        await floorRun(r);
+        lhApp.push(await lighthouseRun(`${base}/`, 'signed-in', signedInAndSynced(base, runToken('dave'))));
+        log(`lighthouse ${r + 1}/${LH_RUNS} conversations screen (${n} mirrored): ${JSON.stringify(lhApp.at(-1))}`);
+      }
+      await floorRun(LH_RUNS);
+    } finally {
+      await noop.child.stop();
     }
-    signedOut.push(await lighthouseRun(`${base}/`, null));
+    signedOut.push(await lighthouseRun(`${base}/`, 'sign-in'));
     log(`lighthouse sign-in page: ${JSON.stringify(signedOut[0])}`);
-    const med = (xs: typeof signedIn, k: keyof (typeof signedIn)[number]) => median(xs.map((x) => x[k]));
+    const med = (xs: LighthouseResult[], k: keyof LighthouseResult) => median(xs.map((x) => x[k]));
+    const n = FIRST_SCREEN_CONVERSATIONS.toLocaleString('en-US');
     return [
-      { name: 'first-load JS of / (main thread, gzipped)', value: round(page.gzip / 1024, 1), unit: 'KiB', target: { op: '<=', value: 150 } },
+      { name: 'first-load JS of / (main thread, gzipped)', value: round(page.gzip / 1024, 1), unit: 'KiB' },
       { name: 'first-load JS of / (uncompressed)', value: round(page.raw / 1024, 1), unit: 'KiB' },
+      { name: 'first-load JS of the floor (Next app router + Dexie + useLiveQuery, 60 rows; gzipped)', value: round(floorJs.gzip / 1024, 1), unit: 'KiB' },
+      { name: 'first-load JS of the floor (uncompressed)', value: round(floorJs.raw / 1024, 1), unit: 'KiB' },
+      { name: 'first-load JS of / minus the floor\'s (gzipped)', value: round((page.gzip - floorJs.gzip) / 1024, 1), unit: 'KiB', target: { op: '<=', value: 25 } },
       { name: 'prefetched once the first screen is idle (write path, other screens; gzipped)', value: round(prefetched.gzip / 1024, 1), unit: 'KiB' },
       { name: 'sync worker JS (loaded by the worker, gzipped)', value: round(worker.gzip / 1024, 1), unit: 'KiB' },
-      { name: `Lighthouse mobile, conversations screen (signed in): performance (median of ${LH_RUNS})`, value: med(signedIn, 'performance'), unit: '', target: { op: '>=', value: 95 } },
-      { name: 'Lighthouse mobile, conversations screen: accessibility', value: med(signedIn, 'accessibility'), unit: '', target: { op: '>=', value: 100 } },
-      { name: 'Lighthouse mobile, conversations screen: LCP', value: round(med(signedIn, 'lcpMs'), 0), unit: 'ms' },
-      { name: 'Lighthouse mobile, conversations screen: TBT', value: round(med(signedIn, 'tbtMs'), 0), unit: 'ms' },
-      { name: 'Lighthouse mobile, sign-in page: performance (1 run)', value: signedOut[0]!.performance, unit: '', target: { op: '>=', value: 95 } },
+      { name: `Lighthouse mobile, floor page (${n} rows in IndexedDB): performance (median of ${LH_RUNS + 1}, A/B/A)`, value: med(lhFloor, 'performance'), unit: '' },
+      { name: `Lighthouse mobile, conversations screen (signed in, ${n} mirrored): performance (median of ${LH_RUNS})`, value: med(lhApp, 'performance'), unit: '' },
+      { name: 'Lighthouse mobile: floor minus conversations screen (performance points)', value: med(lhFloor, 'performance') - med(lhApp, 'performance'), unit: '', target: { op: '<=', value: 5 } },
+      { name: 'Lighthouse mobile, conversations screen: accessibility', value: med(lhApp, 'accessibility'), unit: '', target: { op: '>=', value: 100 } },
+      { name: 'Lighthouse mobile, conversations screen: LCP', value: round(med(lhApp, 'lcpMs'), 0), unit: 'ms' },
+      { name: 'Lighthouse mobile, conversations screen: TBT', value: round(med(lhApp, 'tbtMs'), 0), unit: 'ms' },
+      { name: 'Lighthouse mobile, floor page: LCP', value: round(med(lhFloor, 'lcpMs'), 0), unit: 'ms' },
+      { name: 'Lighthouse mobile, floor page: TBT', value: round(med(lhFloor, 'tbtMs'), 0), unit: 'ms' },
+      { name: 'Lighthouse mobile, conversations screen: TBT vs floor', value: round(med(lhApp, 'tbtMs') / med(lhFloor, 'tbtMs'), 2), unit: '×' },
+      { name: 'Lighthouse mobile, sign-in page: performance (1 run)', value: signedOut[0]!.performance, unit: '' },
       { name: 'Lighthouse mobile, sign-in page: accessibility', value: signedOut[0]!.accessibility, unit: '', target: { op: '>=', value: 100 } },
     ];
   },
