@@ -28,7 +28,7 @@ import { prefetchWhenIdle } from './preload';
 import { hrefFor, navigate, useRoute, type Route } from './router';
 import { SessionContext, type Session } from './session-context';
 import { SignIn } from './SignIn';
-import { loadFailedChanges, StatusBar } from './StatusBar';
+import { loadFailedChanges, StatusBar, SyncStatusProvider } from './StatusBar';
 import { UpdatePrompt } from './UpdatePrompt';
 
 // Secondary screens load when first opened: the first screen (the conversations list) does not
@@ -174,8 +174,10 @@ function SignedIn({
   if (!sessionValue) return <p className="empty">Opening your data…</p>;
   return (
     <SessionContext.Provider value={sessionValue}>
-      <MirrorNotice database={database} />
-      <Shell />
+      <SyncStatusProvider>
+        <MirrorNotice database={database} />
+        <Shell />
+      </SyncStatusProvider>
       <Dialog title="Sign out?" open={confirmSignOut !== null} onClose={() => setConfirmSignOut(null)}>
         {confirmSignOut && confirmSignOut.unsynced > 0 ? (
           <p>

@@ -1,10 +1,10 @@
 'use client';
-// The sync state, compact: offline / syncing / all synced, the pending count, and failed
-// operations in plain words with Retry / Discard (FailedChanges.tsx).
+// The sync state, compact: offline / syncing / all synced, the pending count, when it last synced,
+// and failed operations in plain words with Retry / Discard (FailedChanges.tsx).
 import { useLiveQuery } from 'dexie-react-hooks';
-import { lazy, Suspense, useEffect, useState } from 'react';
-import { readSyncStatus } from '@/lib/sync/status';
-import { groupedNumber } from '@/lib/view/format';
+import { createContext, lazy, Suspense, useContext, useEffect, useState, type ReactNode } from 'react';
+import { readSyncStatus, statusLabel, type SyncStatus } from '@/lib/sync/status';
+import { groupedNumber, relativeTime } from '@/lib/view/format';
 import { Dialog } from './Dialog';
 import { SignIn } from './SignIn';
 import { useSession } from './session-context';
@@ -15,15 +15,31 @@ import { UploadProgressSummary } from './UploadProgress';
 export const loadFailedChanges = () => import('./FailedChanges');
 const FailedList = lazy(() => loadFailedChanges().then((m) => ({ default: m.FailedList })));
 
-export function useSyncStatus() {
+// One read of the status for the whole app: the pill, the first sync's progress line
+// (SyncProgress) and the screens that show it render from the same value in the same commit, so
+// they never say different things ("Getting your data…" beside "All synced").
+const SyncStatusContext = createContext<SyncStatus | undefined>(undefined);
+
+export function SyncStatusProvider({ children }: { children: ReactNode }) {
   const { connection } = useSession();
-  return useLiveQuery(() => readSyncStatus(connection.db), [connection.db]);
+  const status = useLiveQuery(() => readSyncStatus(connection.db), [connection.db]);
+  return <SyncStatusContext.Provider value={status}>{children}</SyncStatusContext.Provider>;
+}
+
+export function useSyncStatus(): SyncStatus | undefined {
+  return useContext(SyncStatusContext);
 }
 
 export function StatusBar() {
   const { connection, signInAgain, signOut } = useSession();
   const status = useSyncStatus();
   const [showFailed, setShowFailed] = useState(false);
+  // "Last synced 2 min ago" ages: this bar renders again now and then, not the screen.
+  const [, tick] = useState(0);
+  useEffect(() => {
+    const timer = setInterval(() => tick((n) => n + 1), 20_000);
+    return () => clearInterval(timer);
+  }, []);
   // Nothing left to show (all retried or discarded): the dialog closes.
   const anyFailed = (status?.failed.length ?? 0) > 0;
   useEffect(() => {
@@ -31,35 +47,21 @@ export function StatusBar() {
   }, [anyFailed]);
   // Its place is kept before the first read, so the Sign out button does not jump when it arrives.
   if (!status) return <div className="status" />;
-  const failed = status.failed.filter((f) => !f.blocked);
-  // The browser cleared this device's copy with changes still queued: never "All synced" until
-  // the user has read that (MirrorNotice).
-  const lost = (status.mirrorCleared?.lostChanges ?? 0) > 0;
-  // The watchdog (lib/sync/engine.ts): pending changes against a reachable server, not moving.
-  const stalled = status.stalled && status.pendingCount > 0 && failed.length === 0 && status.online && !status.needsSignIn ? status.stalled : null;
-  const label = status.needsSignIn
-    ? 'Sign in again'
-    : failed.length > 0
-      ? 'Needs attention'
-      : lost
-      ? 'Changes lost'
-      : !status.online
-      ? 'Offline'
-      : stalled
-        ? 'Not syncing'
-      : status.syncing
-        ? 'Syncing…'
-        : status.pendingCount > 0
-          ? 'Waiting to sync'
-          : 'All synced';
-  const tone = status.needsSignIn || failed.length || lost || stalled ? 'bad' : !status.online || status.pendingCount ? 'warn' : 'ok';
+  const { label, tone, failed, stalled } = statusLabel(status);
+  const pending = status.pendingCount > 0 ? ` · ${groupedNumber(status.pendingCount)} pending` : '';
 
   return (
     <div className="status" aria-live="polite">
-      <span className={`pill ${tone}`} data-testid="sync-status">
-        {label}
-        {status.pendingCount > 0 && <span data-testid="pending-count"> · {groupedNumber(status.pendingCount)} pending</span>}
-        <UploadProgressSummary />
+      {/* A fixed width: a change of state or an upload never moves the header. */}
+      <span className="status-text">
+        <span className={`pill ${tone}`} data-testid="sync-status">
+          {label}
+          {pending && <span data-testid="pending-count">{pending}</span>}
+          <UploadProgressSummary />
+        </span>
+        <span className="last-synced" data-testid="last-synced">
+          {status.lastSyncAt !== null && `Last synced ${relativeTime(Math.floor(status.lastSyncAt / 1000))}`}
+        </span>
       </span>
       {stalled && (
         <span className="stalled bad" data-testid="sync-stalled" role="status">

@@ -46,11 +46,14 @@ export function UploadProgressMark({ fileId }: { fileId: string }) {
   );
 }
 
-/** For the status bar: all uploads in flight together, or nothing. */
+/**
+ * For the status pill: all uploads in flight together as a thin bar along its foot, or nothing.
+ * A bar, not words: the pill keeps its width (the words are on each file's row).
+ */
 export function UploadProgressSummary() {
   const all = Object.values(useUploadProgress());
   if (all.length === 0) return null;
   const sent = all.reduce((sum, p) => sum + p.sent, 0);
   const total = all.reduce((sum, p) => sum + p.total, 0);
-  return <span data-testid="upload-progress-summary"> · {describe(sent, total)}</span>;
+  return <progress className="pill-bar" data-testid="upload-progress-summary" value={sent} max={total || 1} aria-label={`Uploads: ${describe(sent, total)}`} />;
 }

@@ -2,6 +2,7 @@
 // view (read it with a live query: `useLiveQuery(() => readSyncStatus(db))`).
 import { getMeta, type ParleyDb } from './db';
 import { blockedOpIds, type OpError, type OpKind } from './operations';
+import { readFirstSyncProgress } from './pull-progress';
 
 export const STATUS_KEY = 'status';
 
@@ -54,6 +55,11 @@ export interface SyncStatus extends StoredStatus {
   failed: FailedOperation[];
   /** The browser cleared this device's copy (see MIRROR_CLEARED_KEY); null normally. */
   mirrorCleared: MirrorCleared | null;
+  /**
+   * A first sync (a pass begun on an empty mirror) not complete yet: what it has mirrored so far.
+   * Read with the rest, so the progress line and the pill are one fact (statusLabel).
+   */
+  firstSync: Awaited<ReturnType<typeof readFirstSyncProgress>>;
 }
 
 export const INITIAL_STATUS: StoredStatus = {
@@ -75,6 +81,7 @@ export async function readSyncStatus(db: ParleyDb): Promise<SyncStatus> {
     return {
       ...stored,
       mirrorCleared: (await getMeta<MirrorCleared>(db, MIRROR_CLEARED_KEY)) ?? null,
+      firstSync: await readFirstSyncProgress(db),
       pendingCount: ordered.length - stuck.length,
       failed: stuck.map((op) => ({
         opId: op.id,
@@ -85,6 +92,39 @@ export async function readSyncStatus(db: ParleyDb): Promise<SyncStatus> {
       })),
     };
   });
+}
+
+/**
+ * What the status pill says, from the one status read. "All synced" only when it is true: nothing
+ * pending or failed, online, not syncing, and a sync has completed with no first sync still under
+ * way (so "Getting your data…" never shows beside it).
+ */
+export function statusLabel(status: SyncStatus): { label: string; tone: 'ok' | 'warn' | 'bad'; failed: FailedOperation[]; stalled: SyncStatus['stalled'] } {
+  const failed = status.failed.filter((f) => !f.blocked);
+  // The browser cleared this device's copy with changes still queued: never "All synced" until
+  // the user has read that (MirrorNotice).
+  const lost = (status.mirrorCleared?.lostChanges ?? 0) > 0;
+  // The watchdog (engine.ts): pending changes against a reachable server, not moving.
+  const stalled = status.stalled && status.pendingCount > 0 && failed.length === 0 && status.online && !status.needsSignIn ? status.stalled : null;
+  const unfinished = status.firstSync !== null || status.lastSyncAt === null;
+  const label = status.needsSignIn
+    ? 'Sign in again'
+    : failed.length > 0
+      ? 'Needs attention'
+      : lost
+        ? 'Changes lost'
+        : !status.online
+          ? 'Offline'
+          : stalled
+            ? 'Not syncing'
+            : status.syncing
+              ? 'Syncing…'
+              : status.pendingCount > 0 || unfinished
+                ? 'Waiting to sync'
+                : 'All synced';
+  const tone =
+    status.needsSignIn || failed.length || lost || stalled ? 'bad' : !status.online || status.pendingCount || (unfinished && !status.syncing) ? 'warn' : 'ok';
+  return { label, tone, failed, stalled };
 }
 
 export async function updateStatus(db: ParleyDb, change: Partial<StoredStatus>): Promise<StoredStatus> {

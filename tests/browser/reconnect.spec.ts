@@ -100,11 +100,21 @@ test('a pending upload shows how much of it has been sent', async ({ page, reque
     await page.getByText(contact).first().click();
     await expect(page.getByRole('heading', { level: 1, name: new RegExp(contact) })).toBeVisible();
 
+    // The header as it is before the upload (issue 21: the pill keeps its width, nothing reflows).
+    const header = async () => ({
+      header: await page.locator('header.topbar').boundingBox(),
+      pill: await page.getByTestId('sync-status').boundingBox(),
+      signOut: await page.locator('header.topbar > button.link').boundingBox(),
+    });
+    const before = await header();
+
     // 16 MiB at ~2 MB/s: several seconds on the way, shown as a share sent, below 100 %.
     await page.getByLabel('Upload files').setInputFiles({ name: 'big.bin', mimeType: 'application/octet-stream', buffer: Buffer.alloc(16 * 1024 * 1024, 7) });
     const row = page.getByRole('listitem').filter({ hasText: 'big.bin' });
     await expect(row.getByTestId('upload-progress')).toHaveText(/^([1-9]|[1-9]\d)% sent$/, { timeout: 20_000 });
-    await expect(page.getByTestId('upload-progress-summary')).toHaveText(/% sent/);
+    // On the pill: a bar along its foot (its width never changes), the share sent in its label.
+    await expect(page.getByTestId('upload-progress-summary')).toHaveAttribute('aria-label', /^Uploads: \d+% sent$/);
+    expect(await header()).toEqual(before);
     await expectAllSynced(page, 60_000);
     await expect(row.getByTestId('upload-progress')).toHaveCount(0);
     const conversation = (await server.allConversations()).find((c) => c.contact_id === contact);
