@@ -197,10 +197,12 @@ export class RateLimiter {
 
   /**
    * Counts one request. Over the limit: 429 at once the first time; a request that comes back
-   * before the Retry-After it was given (a client that does not wait, a flood) is answered only
-   * once its window has moved on (at most MAX_HOLD_MS). An idle timer costs this process nothing,
-   * where answering a closed-loop flood as fast as it asks would take the whole CPU from everyone
-   * else; a client that honours Retry-After never sees a held answer.
+   * before the Retry-After it was given (a client that does not wait, a flood) is held MAX_HOLD_MS
+   * from its own arrival, then refused. An idle timer costs this process nothing, where answering a
+   * closed-loop flood as fast as it asks would take the whole CPU from everyone else; a client that
+   * honours Retry-After never sees a held answer. From its own arrival, not until the window's end:
+   * a flood's many connections would all wake at the start of the next ~100 ms window and spend its
+   * share there as one burst, ten writes back to back ahead of whoever else asked then (bench, flood).
    */
   private async consume(bucket: Bucket, key: string, what: 'token' | 'address'): Promise<void> {
     try {
@@ -211,9 +213,8 @@ export class RateLimiter {
         const toldKey = `${what}:${key}`;
         const until = this.told.get(toldKey);
         if (until !== undefined && until > now) {
-          const hold = Math.min(error.msBeforeNext, MAX_HOLD_MS);
-          if (hold > 0) await new Promise((resolve) => setTimeout(resolve, hold));
-          throw rateLimited(error.msBeforeNext - hold, what);
+          await new Promise((resolve) => setTimeout(resolve, MAX_HOLD_MS));
+          throw rateLimited(Math.max(0, until - Date.now()), what);
         }
         const answer = rateLimited(error.msBeforeNext, what);
         if (this.told.size >= MAX_TOLD) this.told.clear();
