@@ -1,5 +1,5 @@
 // A link between the browser and an app server that can be cut mid-upload, for the resumable-upload
-// browser tests (resumable-upload.spec.ts, proxy-resumable-upload.spec.ts); it also records
+// browser tests (resumable-upload.spec.ts, proxy-resumable-upload.spec.ts, upload-cancel.spec.ts); it also records
 // every request it passes (so it serves as a recording link between two servers as well).
 //
 // How the transfers are cut: the page is served through this small HTTP proxy in the test process
@@ -87,6 +87,10 @@ export class CuttingProxy {
     });
     up.on('error', () => req.socket.destroy());
     req.on('error', () => up.destroy());
+    // The browser gave up the request (the worker aborted it, the page went): so does the server's side.
+    res.on('close', () => {
+      if (!res.writableFinished) up.destroy();
+    });
     if (this.dropEvery !== null && this.left === Infinity) this.left = this.dropEvery;
     req.on('data', (chunk: Buffer) => {
       if (dead) return;

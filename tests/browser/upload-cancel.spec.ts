@@ -2,95 +2,17 @@
 // held mid-PATCH by a small proxy in this test process (the page is served through it); the user
 // presses "Cancel upload" on the row and confirms; the row goes at once, the worker aborts the
 // transfer and terminates the upload (DELETE /v1/uploads/…), and nothing arrives on the server.
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { expect, test, type Page, type TestInfo } from '@playwright/test';
+import { expect, test } from '@playwright/test';
 import { APP_PORT } from '../../playwright.config';
+import { CuttingProxy, signInThrough } from './cutting-proxy';
 import { api, unique, userFor } from './helpers';
 
 const MiB = 1024 * 1024;
 
-/** Forwards to the app; holds the first PATCH once `holdAt` of its body bytes went through. */
-class HoldingProxy {
-  server!: http.Server;
-  port = 0;
-  readonly seen: Array<{ method: string; path: string }> = [];
-  holdAt: number | null = null;
-  held: Promise<void>;
-  private onHeld!: () => void;
-  private readonly open = new Set<() => void>();
-
-  constructor() {
-    this.held = new Promise((resolve) => (this.onHeld = resolve));
-  }
-
-  async start(): Promise<void> {
-    this.server = http.createServer((req, res) => this.forward(req, res));
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    this.port = (this.server.address() as AddressInfo).port;
-  }
-
-  get origin(): string {
-    return `http://127.0.0.1:${this.port}`;
-  }
-
-  private forward(req: http.IncomingMessage, res: http.ServerResponse): void {
-    this.seen.push({ method: req.method!, path: req.url! });
-    const up = http.request({ host: '127.0.0.1', port: APP_PORT, method: req.method, path: req.url, headers: { ...req.headers, host: `127.0.0.1:${APP_PORT}` } });
-    const cut = () => {
-      up.destroy();
-      req.socket.destroy();
-    };
-    this.open.add(cut);
-    up.on('response', (answer) => {
-      const { connection: _keepAlive, 'keep-alive': _timeout, ...headers } = answer.headers;
-      res.writeHead(answer.statusCode!, { ...headers, connection: 'close' });
-      answer.pipe(res);
-      answer.on('end', () => this.open.delete(cut));
-    });
-    up.on('error', () => req.socket.destroy());
-    req.on('error', () => up.destroy());
-    // The browser gave up the request (the worker aborted it): so does the server's side.
-    res.on('close', () => {
-      if (!res.writableFinished) up.destroy();
-    });
-    let sent = 0;
-    let holding = false;
-    req.on('data', (chunk: Buffer) => {
-      if (holding) return;
-      if (req.method === 'PATCH' && this.holdAt !== null && sent + chunk.length >= this.holdAt) {
-        up.write(chunk.subarray(0, this.holdAt - sent));
-        this.holdAt = null;
-        holding = true;
-        req.pause(); // the transfer hangs here, running, until the page aborts it
-        this.onHeld();
-        return;
-      }
-      sent += chunk.length;
-      up.write(chunk);
-    });
-    req.on('end', () => up.end());
-  }
-
-  async stop(): Promise<void> {
-    for (const cut of this.open) cut();
-    this.server.closeAllConnections();
-    await new Promise((resolve) => this.server.close(resolve));
-  }
-}
-
-async function signInThrough(page: Page, info: TestInfo, origin: string): Promise<void> {
-  await page.goto(`${origin}/`);
-  await page.getByLabel('Access token').fill(userFor(info).token);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await expect(page.getByRole('heading', { name: 'Conversations' })).toBeVisible();
-  await expect(page.getByTestId('sync-status')).toHaveText('All synced', { timeout: 30_000 });
-}
-
 test.describe('cancelling an upload', () => {
-  let proxy: HoldingProxy;
+  let proxy: CuttingProxy;
   test.beforeEach(async () => {
-    proxy = new HoldingProxy();
+    proxy = new CuttingProxy(APP_PORT);
     await proxy.start();
   });
   test.afterEach(async () => proxy.stop());
