@@ -200,17 +200,24 @@ test("sign-out removes the user's databases (the adopted one of an earlier versi
   await expectAllSynced(page);
   expect(await parleyDatabases(page)).toEqual([legacyDatabaseName(ERIN)]);
   await waitForServiceWorker(page);
+  const gate = await gateV1(context);
 
-  // Open a document: the service worker keeps it for offline use.
+  // Opening the conversation reports it (a PUT of last_opened_at); wait for that one to have gone, so
+  // that the report of coming back from the document is a change of its own (unsent ones merge).
+  const openedReports = () => gate.writes.filter((w) => w.startsWith(`PUT /v1/conversations/${conversation.id} `)).length;
   await openConversation(page, contact);
+  await expect.poll(openedReports).toBe(1);
+  // Open a document: the service worker keeps it for offline use.
   await page.getByRole('link', { name: 'discharge.txt' }).click();
   await expect(page.getByLabel('Contents of discharge.txt')).toContainText('discharge summary');
   await page.getByRole('link', { name: 'Back' }).click();
   await expect.poll(() => page.evaluate(async () => (await caches.has('parley-files')) && (await (await caches.open('parley-files')).keys()).length)).toBe(1);
 
-  // One change that cannot reach the server (after the report of the opening has gone).
+  // One change that cannot reach the server, once both reports of the opening (the visit, and the
+  // return from the document) have gone: "All synced" can show before the second one is queued.
+  await expect.poll(openedReports).toBe(2);
   await expectAllSynced(page);
-  const gate = await gateV1(context);
+  gate.writes.length = 0;
   gate.holdWrites = true;
   await page.getByRole('button', { name: 'Pin', exact: true }).click();
   // And a queued upload, whose bytes wait in the database (2 KiB, so the notice can name them).
