@@ -56,7 +56,25 @@ describe('FairShare', () => {
     const share = new FairShare({ perUser: 1, queuedPerUser: 0 });
     await expect(share.run('alice', async () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
     expect(share.load('alice')).toEqual({ running: 0, waiting: 0 });
+    await new Promise((resolve) => setImmediate(resolve)); // the next turn of the loop
     expect(await share.run('alice', async () => 'again')).toBe('again');
+  });
+
+  it("one start per user per turn of the loop: a user's second request waits for the turn's end, another user's does not", async () => {
+    const share = new FairShare({ perUser: 4, queuedPerUser: 10 });
+    const order: string[] = [];
+    // Synchronous work, as a SQLite write is: each runs to its end once started.
+    const runs = [
+      share.run('alice', async () => void order.push('alice 1')),
+      share.run('alice', async () => void order.push('alice 2')),
+      share.run('alice', async () => void order.push('alice 3')),
+      share.run('bob', async () => void order.push('bob 1')),
+    ];
+    await Promise.resolve();
+    expect(order).toEqual(['alice 1', 'bob 1']);
+    await Promise.all(runs);
+    expect(order).toEqual(['alice 1', 'bob 1', 'alice 2', 'alice 3']);
+    expect(share.load('alice')).toEqual({ running: 0, waiting: 0 });
   });
 
   it('perUser 0: no limit', async () => {

@@ -1,16 +1,17 @@
 // A fair share of this process for every user: at most `perUser` of one user's requests are being
-// worked on at once; the user's further requests wait their turn in a queue of their own (up to
-// `queuedPerUser`; beyond it, 429 rate_limited).
+// worked on at once, and at most one of them starts per turn of the event loop; the user's further
+// requests wait their turn in a queue of their own (up to `queuedPerUser`; beyond it, 429
+// rate_limited).
 //
 // Why, beside the token bucket (rate-limit.ts): the bucket decides how many requests a user gets,
-// not how much of the instance they hold at once. Where requests wait (PostgreSQL, the object
-// store), one user's many connections cannot occupy the instance's pools beyond this share.
-// Not enough for a flood on SQLite: a write runs to its end in one turn of the event loop, so in
-// flight never exceeds 1 and another user's request still waits behind every write read in the
-// same turn. One start per user per turn met the flood bench target (1.89x, 1.18x of quiet) but
-// was held back: see docs/performance.md, flood.
-// The app itself never sends more than 4 requests at once (replay IN_FLIGHT, scan concurrency),
-// so its bursts — an initial sync, a replay — never wait here.
+// not in which order they meet everyone else's. A user spending a full reserve (RATE_LIMIT_BURST)
+// over 16 connections had 16 writes read in one turn of the loop, each done to the end before the
+// next socket was read (on SQLite a write is synchronous): another user's request arriving then
+// waited behind all 16 (bench, flood: p50 19 ms against 1.3 ms quiet). One start per user per turn
+// lets every other user's requests that arrived meanwhile be read and started in between; the
+// flooder's throughput is the same (the CPU was the limit either way). Concurrency is not lost: a
+// request that awaits (PostgreSQL, the object store) keeps running while the next one starts.
+// The app never sends more than 4 requests at once (replay IN_FLIGHT, scan concurrency).
 //
 // Long requests (a file upload, a tus PATCH, a live stream) are not counted: they spend their time
 // waiting for the network, and would otherwise hold a user's turn for minutes.
@@ -25,33 +26,43 @@ export interface FairShareLimits {
 
 interface Lane {
   running: number;
+  /** A request of this user started in the current turn of the event loop. */
+  started: boolean;
   waiting: Array<() => void>;
 }
 
 export class FairShare {
   private readonly lanes = new Map<string, Lane>();
+  private turnScheduled = false;
 
   constructor(private readonly limits: FairShareLimits) {}
 
-  /** Runs `work` in `user`'s turn: at once when the user has a free slot, else after the earlier ones. */
+  /** Runs `work` in `user`'s turn: at once when the user may start one now, else after the earlier ones. */
   async run<T>(user: string, work: () => Promise<T>): Promise<T> {
     if (this.limits.perUser === 0) return work();
     let lane = this.lanes.get(user);
     if (!lane) {
-      lane = { running: 0, waiting: [] };
+      lane = { running: 0, started: false, waiting: [] };
       this.lanes.set(user, lane);
     }
-    if (lane.running >= this.limits.perUser) {
+    if (lane.running >= this.limits.perUser || lane.started || lane.waiting.length > 0) {
       if (lane.waiting.length >= this.limits.queuedPerUser) throw rateLimited(1000, 'token');
-      // The slot is handed over by release(), already counted for this request.
-      await new Promise<void>((resolve) => lane.waiting.push(resolve));
+      // The slot is handed over at a turn's end (nextTurn), already counted for this request.
+      await new Promise<void>((resolve) => {
+        lane.waiting.push(resolve);
+        this.scheduleTurn();
+      });
     } else {
       lane.running++;
+      lane.started = true;
+      this.scheduleTurn();
     }
     try {
       return await work();
     } finally {
-      this.release(user, lane);
+      lane.running--;
+      if (lane.waiting.length > 0) this.scheduleTurn();
+      else if (lane.running === 0 && !lane.started) this.lanes.delete(user);
     }
   }
 
@@ -61,15 +72,27 @@ export class FairShare {
     return { running: lane?.running ?? 0, waiting: lane?.waiting.length ?? 0 };
   }
 
-  private release(user: string, lane: Lane): void {
-    const next = lane.waiting.shift();
-    if (next) {
-      // The slot passes to the next waiting request, on the check phase: whatever other users'
-      // requests have arrived meanwhile are read (poll phase) before this user's next one runs.
-      setImmediate(next);
-      return;
+  /**
+   * The end of a turn, on the check phase (setImmediate): whatever requests arrived meanwhile have
+   * been read in the poll phase before it. Each user may start one more: a waiting one, if any.
+   */
+  private scheduleTurn(): void {
+    if (this.turnScheduled) return;
+    this.turnScheduled = true;
+    setImmediate(() => this.nextTurn());
+  }
+
+  private nextTurn(): void {
+    this.turnScheduled = false;
+    for (const [user, lane] of this.lanes) {
+      lane.started = false;
+      if (lane.waiting.length > 0 && lane.running < this.limits.perUser) {
+        lane.running++;
+        lane.started = true;
+        lane.waiting.shift()!();
+      }
+      if (lane.started || lane.waiting.length > 0) this.scheduleTurn();
+      else if (lane.running === 0) this.lanes.delete(user);
     }
-    lane.running--;
-    if (lane.running === 0) this.lanes.delete(user);
   }
 }
