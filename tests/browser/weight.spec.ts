@@ -97,7 +97,7 @@ test('first screen: JavaScript within budget, and no layout shift while the mirr
   const page = await context.newPage();
   await openFirstScreen(page);
   const { kib, scripts } = await pageScriptsKiB(page, request);
-  console.log(`[weight] first-load JS of the conversations screen: ${scripts.length} scripts, ${kib.toFixed(1)} KiB gzipped`);
+  console.log(`[weight] first-load JS of the conversations screen: ${scripts.length} scripts, ${kib.toFixed(1)} KiB gzipped (${scripts.join(", ")})`);
   expect.soft(kib, `first-load JS ${kib.toFixed(1)} KiB gzipped`).toBeLessThanOrEqual(FIRST_LOAD_BUDGET_KIB);
 
   const shifts: { value: number; sources: string[] }[] = await page.evaluate(() => (window as any).__shifts);
