@@ -8,8 +8,7 @@ import { NavigationRoute, registerRoute } from 'workbox-routing';
 import { noteOpened, partialResponse, runPass, type DownloaderDeps } from '../lib/offline/downloader';
 import { pauseReason, type ConnectionLike } from '../lib/offline/policy';
 import { OFFLINE_MESSAGE } from '../lib/offline/settings';
-import { databaseOfTag, flushOutbox } from '../lib/sync/background';
-import { OPENED_FILES_CACHE } from '../lib/sync/removal';
+import { databaseOfTag, flushOutbox, OPENED_FILES_CACHE } from '../lib/sync/worker';
 
 declare const self: ServiceWorkerGlobalScope & { __WB_MANIFEST: Array<{ url: string; revision: string | null }> };
 

@@ -6,13 +6,8 @@
 //
 // Load it with: new Worker(new URL('../workers/sync.worker.ts', import.meta.url), { type: 'module' })
 import * as Comlink from 'comlink';
-import { databaseLock, storeBackgroundAccess } from '../lib/sync/background';
-import type { OpenTabChannel } from '../lib/sync/leader';
-import { openSyncDb, type ParleyDb } from '../lib/sync/db';
-import { SyncEngine, type SyncReport } from '../lib/sync/engine';
+import { databaseLock, openSyncDb, type OpenTabChannel, type ParleyDb, resumableUploads, storeBackgroundAccess, SyncEngine, type SyncReport, whoAmI, type WhoAmI } from '../lib/sync/worker';
 import { xhrUpload } from './xhr-upload';
-import { resumableUploads } from '../lib/sync/resumable-upload';
-import { whoAmI, type WhoAmI } from '../lib/sync/identity';
 
 export interface SyncWorkerConfig {
   /** The user's database (its IndexedDB name; see lib/sync/db.ts). */

@@ -1,7 +1,7 @@
 // Uploads through XMLHttpRequest, which (unlike fetch) reports how many bytes have been sent.
 // Available in dedicated workers; handed to the engine as its `upload` dependency, so lib/sync
 // stays free of browser APIs. Answers with a Response, as fetch would.
-import type { UploadLike } from '../lib/sync/http';
+import type { UploadLike } from '../lib/sync/worker';
 
 export const xhrUpload: UploadLike = (input, init, onProgress) =>
   new Promise<Response>((resolve, reject) => {

@@ -1,7 +1,7 @@
 'use client';
 // Pin, mute, archive/restore and delete for one conversation; used in list rows and on its page.
 import { useState } from 'react';
-import type { ConversationView } from '@/lib/sync';
+import type { ConversationView } from '@/lib/sync/page';
 import { conversationTitle } from '@/lib/view/conversations';
 import { useAction } from './ActionAlert';
 import { Dialog } from './Dialog';

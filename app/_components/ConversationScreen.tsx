@@ -3,7 +3,7 @@ import { useLiveQuery } from 'dexie-react-hooks';
 import { useEffect, useRef, useState, type ChangeEvent } from 'react';
 import { isKept } from '@/lib/offline/policy';
 import { readKeepPinned, setKeepOffline, wakeDownloaderOnConnectionChange } from '@/lib/offline/settings';
-import type { ConversationView } from '@/lib/sync';
+import type { ConversationView } from '@/lib/sync/page';
 import { conversationTitle } from '@/lib/view/conversations';
 import { humanSize, humanTime, humanType } from '@/lib/view/format';
 import { failureText, useAction } from './ActionAlert';

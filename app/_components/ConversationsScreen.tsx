@@ -4,7 +4,7 @@
 // at most a few times a second however fast the sync writes.
 import type { SortingState } from '@tanstack/react-table';
 import { useCallback, useState } from 'react';
-import type { ConversationView } from '@/lib/sync';
+import type { ConversationView } from '@/lib/sync/page';
 import { conversationTitle, DEFAULT_FILTERS, type ConversationFilters, type ConversationSortColumn, type TriState } from '@/lib/view/conversations';
 import { fullTime, humanTime, relativeTime } from '@/lib/view/format';
 import { idFromSearch } from '@/lib/view/search';

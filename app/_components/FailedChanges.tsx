@@ -3,7 +3,7 @@
 // screen): each change the server refused, named, with its cause in plain words, and Retry /
 // Discard — Discard first and the main action where sending it again cannot succeed.
 import { useLiveQuery } from 'dexie-react-hooks';
-import type { FailedOperation } from '@/lib/sync/status';
+import type { FailedOperation } from '@/lib/sync/page';
 import { describeFailure, readFailureNames } from '@/lib/view/failures';
 import { useAction } from './ActionAlert';
 import { useSession } from './session-context';

@@ -1,7 +1,7 @@
 'use client';
 import { useState, type FormEvent } from 'react';
 import { filenameProblem } from '@/lib/schemas';
-import type { FileView } from '@/lib/sync';
+import type { FileView } from '@/lib/sync/page';
 import { failureText, useAction } from './ActionAlert';
 import { Dialog } from './Dialog';
 import { kindOfName, splitName } from '@/lib/view/viewer/kind';

@@ -4,7 +4,7 @@
 // icon of its kind.
 import { useLiveQuery } from 'dexie-react-hooks';
 import { useEffect, useMemo } from 'react';
-import type { FileView, ParleyDb } from '@/lib/sync/db';
+import type { FileView, ParleyDb } from '@/lib/sync/page';
 import type { ViewKind } from '@/lib/view/viewer/kind';
 import { ensureThumbnail, openThumbnails, pruneThumbnails, THUMBNAIL_SIZE, type ThumbnailsDb } from '@/lib/view/viewer/thumbnails';
 import { thumbnailMaker, type Thumbnailed } from '@/lib/view/viewer/thumbnail-workers';

@@ -2,7 +2,7 @@
 // The new-conversation dialog's form, loaded after the first screen (NewConversation.tsx).
 import { useLiveQuery } from 'dexie-react-hooks';
 import { useState, type FormEvent } from 'react';
-import { SyncInputError } from '@/lib/sync/errors';
+import { SyncInputError } from '@/lib/sync/page';
 import type { NewConversationRequest } from './NewConversation';
 import { useSession } from './session-context';
 import { navigate } from './router';

@@ -3,9 +3,7 @@
 // the screens. Which database, whose token, and what sign-out removes: lib/view/session.ts.
 import { lazy, Suspense, useCallback, useEffect, useMemo, useState } from 'react';
 // Modules, not the '@/lib/sync' index: the bundler keeps all it re-exports (the engine too).
-import { connectSync, type SyncConnection } from '@/lib/sync/connect';
-import { loadClientModule } from '@/lib/sync/lazy-client';
-import { readSyncStatus } from '@/lib/sync/status';
+import { connectSync, loadClientModule, readSyncStatus, type SyncConnection } from '@/lib/sync/page';
 import {
   describeRemoval,
   finishRemovals,

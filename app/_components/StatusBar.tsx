@@ -3,7 +3,7 @@
 // and failed operations in plain words with Retry / Discard (FailedChanges.tsx).
 import { useLiveQuery } from 'dexie-react-hooks';
 import { createContext, lazy, Suspense, useContext, useEffect, useState, type ReactNode } from 'react';
-import { readSyncStatus, statusLabel, type SyncStatus } from '@/lib/sync/status';
+import { readSyncStatus, statusLabel, type SyncStatus } from '@/lib/sync/page';
 import { groupedNumber, relativeTime } from '@/lib/view/format';
 import { Dialog } from './Dialog';
 import { SignIn } from './SignIn';

@@ -2,7 +2,7 @@
 // Bytes sent of pending uploads, as the sync engine records them (lib/sync/progress.ts: one meta
 // row, rewritten at most twice a second), for the file rows and the status bar.
 import { useLiveQuery } from 'dexie-react-hooks';
-import { readUploadProgress, type UploadProgress } from '@/lib/sync/upload-progress';
+import { readUploadProgress, type UploadProgress } from '@/lib/sync/page';
 import { humanSize } from '@/lib/view/format';
 import { useSession } from './session-context';
 

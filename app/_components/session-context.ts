@@ -1,6 +1,6 @@
 'use client';
 import { createContext, useContext } from 'react';
-import type { SyncConnection } from '@/lib/sync';
+import type { SyncConnection } from '@/lib/sync/page';
 
 export interface Session {
   connection: SyncConnection;

@@ -9,7 +9,7 @@
 //    Medians of `runs` fresh contexts each. BENCH_INITIAL_SYNC=feed measures the embedded server
 //    only (no floor, no plain server): a quicker loop while working on the feed path.
 import type { Page } from 'playwright-core';
-import { SCAN_CONCURRENCY } from '../../lib/sync/scan';
+import { SCAN_CONCURRENCY } from '../../lib/sync/pull/scan';
 import { aliceMirror, openSignedOut, SYNC_CONVERSATIONS, syncWorld, timedInitialSync } from '../lib/mirror';
 import type { Scenario } from '../lib/scenario';
 import { runToken } from '../lib/seed';

@@ -8,7 +8,7 @@
 //    The worker is stopped while the queue is built and started again on reconnecting, so the
 //    figure is the replay itself, not the retry backoff (1 s … 5 min, by design) that failed
 //    attempts while offline would leave behind.
-import { IN_FLIGHT } from '../../lib/sync/replay';
+import { IN_FLIGHT } from '../../lib/sync/outbox/replay';
 import { openSignedIn, waitIdle } from '../lib/app';
 import { syncWorld } from '../lib/mirror';
 import type { Scenario } from '../lib/scenario';

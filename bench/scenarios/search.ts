@@ -5,7 +5,7 @@
 //     reading and filtering the whole table, as the literal search did on every keystroke.
 import { IDBFactory, IDBKeyRange } from 'fake-indexeddb';
 import type { Conversation } from '../../lib/schemas';
-import { openSyncDb, type ConversationView } from '../../lib/sync/db';
+import { openSyncDb, type ConversationView } from '../../lib/sync/mirror/db';
 import { DEFAULT_FILTERS, filterConversations, sortConversations } from '../../lib/view/conversations';
 import { readConversationWindow } from '../../lib/view/windows';
 import type { Scenario } from '../lib/scenario';

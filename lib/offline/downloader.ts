@@ -16,8 +16,7 @@
 // database that disappears mid-pass (sign-out) stops the pass and is never created again. A pass
 // never writes `meta` (an empty meta is how lib/view/mirror.ts tells a cleared database).
 import type { DexieOptions } from 'dexie';
-import { databaseExists, openSyncDb, type OfflineFile, type ParleyDb } from '../sync/db';
-import { OPENED_FILES_CACHE } from '../sync/removal';
+import { databaseExists, type OfflineFile, OPENED_FILES_CACHE, openSyncDb, type ParleyDb } from '../sync/page';
 import { downloadQueue, effectiveBudget, pauseReason, planEviction, type CacheEntry, type ConnectionLike, type QueueFile } from './policy';
 import { keptConversationIds, readBudgetSetting, STATUS_KEY, type OfflineStatus } from './settings';
 

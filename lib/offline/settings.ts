@@ -3,11 +3,18 @@
 // in meta whether pinned conversations are kept (default: yes) and the budget (default: see
 // policy.ts), and what the service worker last reported (the status line on the Device screen).
 // Read and written by the page (the toggle, the Device screen) and the service worker.
-import { getMeta, setMeta, type ParleyDb } from '../sync/db';
+import { getMeta, type ParleyDb, setMeta } from '../sync/page';
 import { isKept } from './policy';
 
 export const KEEP_PINNED_KEY = 'offline.keepPinned';
 export const BUDGET_KEY = 'offline.budgetBytes';
+
+declare module '../sync/mirror/meta' {
+  interface MetaValues {
+    'offline.keepPinned': boolean;
+    'offline.budgetBytes': number | null;
+  }
+}
 export const STATUS_KEY = 'offline.status';
 
 /** In `offlineState` (not meta), written by the downloader. */
@@ -30,11 +37,11 @@ export interface OfflineStatus {
 }
 
 export async function readKeepPinned(db: ParleyDb): Promise<boolean> {
-  return (await getMeta<boolean>(db, KEEP_PINNED_KEY)) ?? true;
+  return (await getMeta(db, KEEP_PINNED_KEY)) ?? true;
 }
 
 export async function readBudgetSetting(db: ParleyDb): Promise<number | null> {
-  return (await getMeta<number | null>(db, BUDGET_KEY)) ?? null;
+  return (await getMeta(db, BUDGET_KEY)) ?? null;
 }
 
 /** The conversations whose files are kept offline now. */

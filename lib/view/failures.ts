@@ -1,7 +1,6 @@
 // A change the server refused, in plain words (issue 21): what it was, which thing it was about,
 // why it failed, and whether trying again can help. Pure: the failed changes dialog renders it.
-import type { ParleyDb } from '../sync/db';
-import type { FailedOperation } from '../sync/status';
+import type { FailedOperation, ParleyDb } from '../sync/page';
 
 /** What a failed change is about, as the user knows it. */
 export interface FailureNames {

@@ -6,8 +6,7 @@
 // again by itself (an empty mirror is a first sync); this records a notice for the UI, with the
 // number of queued changes that were lost with it, so the app never claims all is synced.
 import type { DexieOptions } from 'dexie';
-import { openSyncDb, setMeta, type ParleyDb } from '../sync/db';
-import { MIRROR_CLEARED_KEY, type MirrorCleared } from '../sync/status';
+import { deleteMeta, MIRROR_CLEARED_KEY, type MirrorCleared, openSyncDb, type ParleyDb, setMeta } from '../sync/page';
 import { entryFor, register, type StorageLike } from './device';
 
 /** Called whenever the sync status changes: `filled` once anything was synced or queued. */
@@ -47,5 +46,5 @@ export async function checkMirror(
 }
 
 export async function dismissMirrorCleared(db: ParleyDb): Promise<void> {
-  await db.meta.delete(MIRROR_CLEARED_KEY);
+  await deleteMeta(db, MIRROR_CLEARED_KEY);
 }

@@ -4,20 +4,14 @@
 // Everything here is plain TypeScript over injected storage, fetch and IndexedDB, so it is tested
 // against the real server (tests/sync/identity.test.ts).
 import type { DexieOptions } from 'dexie';
-import { anonymousDatabaseName, legacyDatabaseName, openSyncDb, userDatabaseName, type ParleyDb } from '../sync/db';
-import type { FetchLike } from '../sync/http';
-import type { CheckFailure, WhoAmI } from '../sync/identity';
-import { addReports, forgetOpenedFiles, NOTHING_REMOVED, removeDatabase, type RemovalReport } from '../sync/removal';
+import { addReports, anonymousDatabaseName, type CheckFailure, type FetchLike, forgetOpenedFiles, legacyDatabaseName, loadIdentity, NOTHING_REMOVED, openSyncDb, type ParleyDb, type RemovalReport, removeDatabase, userDatabaseName, type WhoAmI } from '../sync/page';
 import { entryFor, readRegistry, register, unregister, type LocalDatabase, type StorageLike } from './device';
 import { countOf as plural, humanSize } from './format';
 
 export type { StorageLike } from './device';
 
-/**
- * The identity checks validate answers with the shared zod schemas: loaded when a check is due
- * (signing in, or a database whose owner is unknown), not with the first screen.
- */
-const identity = () => import('../sync/identity');
+// The identity checks validate answers with the shared zod schemas: loaded (loadIdentity) when a
+// check is due (signing in, or a database whose owner is unknown), not with the first screen.
 
 const TOKEN_KEY = 'parley:token';
 const DATABASE_KEY = 'parley:database';
@@ -91,7 +85,7 @@ export function resumeSession(deps: DeviceDeps): LocalSession | null {
 export async function learnOwner(deps: DeviceDeps, session: LocalSession): Promise<void> {
   const entry = entryFor(deps.storage, session.database);
   if (!entry || entry.userId !== null) return;
-  const who = deps.whoAmI ? await deps.whoAmI(session.token) : await (await identity()).whoAmI(deps, session.token);
+  const who = deps.whoAmI ? await deps.whoAmI(session.token) : await (await loadIdentity()).whoAmI(deps, session.token);
   const current = entryFor(deps.storage, session.database);
   if (who.kind === 'user' && current && current.userId === null) register(deps.storage, { ...current, userId: who.id });
 }
@@ -101,7 +95,7 @@ export type SignInResult = { ok: true; session: LocalSession } | { ok: false; re
 /** A fresh sign-in: checks the token, then finds the user's database on this device or names a new one. */
 export async function signIn(deps: DeviceDeps, token: string): Promise<SignInResult> {
   await finishRemovals(deps);
-  const { whoAmI, probeIdsOf, probeSameUser } = await identity();
+  const { whoAmI, probeIdsOf, probeSameUser } = await loadIdentity();
   const who = await whoAmI(deps, token);
   if (who.kind !== 'user' && who.kind !== 'unnamed') return { ok: false, reason: who.kind };
   const userId = who.kind === 'user' ? who.id : null;
@@ -139,7 +133,7 @@ export type SignInAgainResult =
  */
 export async function signInAgain(deps: DeviceDeps, session: LocalSession, db: ParleyDb, token: string): Promise<SignInAgainResult> {
   const entry: LocalDatabase = entryFor(deps.storage, session.database) ?? { name: session.database, origin: deps.baseUrl, userId: null };
-  const { whoAmI, probeIdsOf, probeSameUser } = await identity();
+  const { whoAmI, probeIdsOf, probeSameUser } = await loadIdentity();
   const who = await whoAmI(deps, token);
   if (who.kind !== 'user' && who.kind !== 'unnamed') return { ok: false, reason: who.kind };
   let same: boolean | null;

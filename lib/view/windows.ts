@@ -5,8 +5,7 @@
 // after an offset. Filters and column sorts no index covers (text search, muted, kind, type, a
 // column header) read the matching rows and sort them in memory; the screens re-run those at a
 // slower pace (see useThrottledQuery).
-import type { ConversationView, FileView, ParleyDb } from '../sync/db';
-import { BY_ARCHIVED_INDEX, ORDER_INDEX, WORDS_INDEX } from '../sync/list-keys';
+import { BY_ARCHIVED_INDEX, type ConversationView, type FileView, ORDER_INDEX, type ParleyDb, WORDS_INDEX } from '../sync/page';
 import { conversationTitle, filterConversations, sortConversations, type ConversationFilters, type ConversationSortColumn, type ListSort } from './conversations';
 import { typeFamily } from './format';
 import { searchWords } from './search';

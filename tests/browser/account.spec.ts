@@ -5,7 +5,7 @@
 // across a reload, and they then sync. Sign-out removes the user's databases and opened files.
 import { expect, test, type APIRequestContext, type BrowserContext, type Page } from '@playwright/test';
 import { E2E_SECOND_TOKENS, E2E_TOKENS } from '../../playwright.config';
-import { legacyDatabaseName } from '../../lib/sync/db';
+import { legacyDatabaseName } from '../../lib/sync/mirror/db';
 import { base, expectAllSynced, openConversation, unique, waitForServiceWorker } from './helpers';
 
 const ERIN = E2E_TOKENS.erin;

@@ -3,7 +3,7 @@
 // a time — while one holds the sync lock (stuck in its first write, held at the route below),
 // the other waits for the lock rather than replaying beside it. Desktop project only.
 import { expect, test, type Page } from '@playwright/test';
-import { IN_FLIGHT } from '../../lib/sync/replay';
+import { IN_FLIGHT } from '../../lib/sync/outbox/replay';
 import { api, expectAllSynced, signIn, unique } from './helpers';
 
 async function createOffline(page: Page, contact: string) {

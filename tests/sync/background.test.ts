@@ -5,9 +5,9 @@
 // Against the real server.
 import { IDBFactory, IDBKeyRange } from 'fake-indexeddb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { databaseOfTag, flushOutbox, storeBackgroundAccess, syncTagFor, type LockManagerLike } from '../../lib/sync/background';
-import { lockNameFor } from '../../lib/sync/db';
-import { readSyncStatus } from '../../lib/sync/status';
+import { databaseOfTag, flushOutbox, storeBackgroundAccess, syncTagFor, type LockManagerLike } from '../../lib/sync/session/background';
+import { lockNameFor } from '../../lib/sync/mirror/db';
+import { readSyncStatus } from '../../lib/sync/engine/status';
 import { startTestServer, TEST_TOKENS, type TestServer } from '../helpers/server';
 import { FaultyNetwork, makeDevice, serverConversations } from './harness';
 

@@ -4,10 +4,10 @@
 // the middle of a batch settles only that operation, and what was claimed but not sent is given
 // back untouched. The pure rule (readyBatch) is tested on its own first.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { OutboxOp } from '../../lib/sync/lifecycle';
-import { blockedOpIds, readyBatch, type OpBody } from '../../lib/sync/operations';
-import { BATCH_SIZE, IN_FLIGHT, replayTransactions } from '../../lib/sync/replay';
-import { readSyncStatus } from '../../lib/sync/status';
+import type { OutboxOp } from '../../lib/sync/outbox/lifecycle';
+import { blockedOpIds, readyBatch, type OpBody } from '../../lib/sync/outbox/operations';
+import { BATCH_SIZE, IN_FLIGHT, replayTransactions } from '../../lib/sync/outbox/replay';
+import { readSyncStatus } from '../../lib/sync/engine/status';
 import { startTestServer, type TestServer } from '../helpers/server';
 import { makeDevice, otherDevice, serverConversations, serverFiles } from './harness';
 

@@ -2,7 +2,7 @@
 // The engine's triggers: start, debounced requests after local writes, retry at the backoff's
 // time after a failure, periodic sync; and the status every tab reads.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { readSyncStatus } from '../../lib/sync/status';
+import { readSyncStatus } from '../../lib/sync/engine/status';
 import { startTestServer, type TestServer } from '../helpers/server';
 import { makeDevice, serverConversations } from './harness';
 import { TimerClock } from './timer-clock';

@@ -3,8 +3,8 @@
 // mid-replay, 5xx, 429, 401, a real 400, and adoption on 409 conversation_exists.
 import { IDBFactory } from 'fake-indexeddb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { serverSupportsIdempotency } from '../../lib/sync/replay';
-import { readSyncStatus } from '../../lib/sync/status';
+import { serverSupportsIdempotency } from '../../lib/sync/outbox/replay';
+import { readSyncStatus } from '../../lib/sync/engine/status';
 import { startTestServer, type TestServer } from '../helpers/server';
 import { makeDevice, mirrorState, otherDevice, serverConversations, serverFiles, byId } from './harness';
 

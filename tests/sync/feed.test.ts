@@ -4,7 +4,7 @@
 // expired cursor relisted, the head taken before the listing — and plain paging where the server
 // has no feed. Requests are counted at the fake network in front of the server.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FEED_KEY, RECHECK_PLAIN_MS, type FeedState } from '../../lib/sync/feed';
+import { FEED_KEY, RECHECK_PLAIN_MS, type FeedState } from '../../lib/sync/pull/feed';
 import { startTestServer, type TestServer } from '../helpers/server';
 import { byId, makeDevice, mirrorState, otherDevice, PLAIN, serverConversations, serverFilesWithConversation, type Device } from './harness';
 

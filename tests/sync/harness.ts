@@ -2,11 +2,12 @@
 // sits between the engine and the REAL embedded server, and a direct view of the server.
 import { IDBFactory, IDBKeyRange } from 'fake-indexeddb';
 import { Conversation, ConversationPage, FileObject, FilePage } from '../../lib/schemas';
-import { createSyncClient, type SyncClient } from '../../lib/sync/client';
-import { openSyncDb, type ParleyDb } from '../../lib/sync/db';
-import { SyncEngine, type Clock, type EngineDeps } from '../../lib/sync/engine';
-import type { FetchLike } from '../../lib/sync/http';
-import { readSyncStatus } from '../../lib/sync/status';
+import { createSyncClient, type SyncClient } from '../../lib/sync/outbox/client';
+import { openSyncDb, type ParleyDb } from '../../lib/sync/mirror/db';
+import type { Clock } from '../../lib/sync/core/clock';
+import { SyncEngine, type EngineDeps } from '../../lib/sync/engine/engine';
+import type { FetchLike } from '../../lib/sync/core/http';
+import { readSyncStatus } from '../../lib/sync/engine/status';
 
 /** Server env for one with only the contract's endpoints (plus idempotency and /v1/me): no change feed. */
 export const PLAIN = { PARLEY_EXTENSIONS: 'idempotency,me' };

@@ -3,7 +3,7 @@
 // server sends on every /v1 response: the first upload then skips the snapshot GET that a server
 // without keys needs (replay.ts, takeUploadSnapshot).
 import { describe, expect, it } from 'vitest';
-import { serverSupportsIdempotency } from '../../lib/sync/replay';
+import { serverSupportsIdempotency } from '../../lib/sync/outbox/replay';
 import { startTestServer } from '../helpers/server';
 import { makeDevice, otherDevice, serverFiles } from './harness';
 

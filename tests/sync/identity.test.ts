@@ -6,8 +6,8 @@
 import { IDBFactory, IDBKeyRange } from 'fake-indexeddb';
 import { Dexie } from 'dexie';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { legacyDatabaseName, openSyncDb, userDatabaseName } from '../../lib/sync/db';
-import { readSyncStatus } from '../../lib/sync/status';
+import { legacyDatabaseName, openSyncDb, userDatabaseName } from '../../lib/sync/mirror/db';
+import { readSyncStatus } from '../../lib/sync/engine/status';
 import { readRegistry, register, type StorageLike } from '../../lib/view/device';
 import {
   describeRemoval,

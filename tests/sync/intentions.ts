@@ -9,7 +9,7 @@
 // Anything else — a create, an upload or an edit that silently vanished — fails the test.
 import { expect } from 'vitest';
 import type { Conversation, FileObject } from '../../lib/schemas';
-import type { ParleyDb } from '../../lib/sync/db';
+import type { ParleyDb } from '../../lib/sync/mirror/db';
 
 export type Field = 'is_pinned' | 'archived_at' | 'last_opened_at' | 'pinned_message_id';
 

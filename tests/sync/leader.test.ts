@@ -7,7 +7,7 @@
 // real thing — eight pages of the built app in Chromium — is tests/browser/many-tabs.spec.ts.
 import { IDBFactory } from 'fake-indexeddb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Leadership, leaderLockName, type LeaderLocks, type OpenTabChannel } from '../../lib/sync/leader';
+import { Leadership, leaderLockName, type LeaderLocks, type OpenTabChannel } from '../../lib/sync/engine/leader';
 import { startTestServer, type TestServer } from '../helpers/server';
 import { cleanSlate, makeDevice, PLAIN, RecordingClock, serverConversations, sharedLock, until, type Device } from './harness';
 

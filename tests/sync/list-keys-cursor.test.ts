@@ -5,7 +5,7 @@
 // Chromium's does (a private field: reading it through any other receiver throws).
 import type { DBCore, DBCoreCursor, DBCoreTable } from 'dexie';
 import { describe, expect, it } from 'vitest';
-import { listKeysMiddleware } from '../../lib/sync/list-keys';
+import { listKeysMiddleware } from '../../lib/sync/mirror/list-keys';
 
 class BrandedCursor {
   readonly #row: Record<string, unknown>;

@@ -4,7 +4,7 @@
 // no user action. Against the real server and through a proxy-mode server in front of one; the
 // stream is cut and silenced at the fake network to see it come back with Last-Event-ID.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FEED_KEY, type FeedState } from '../../lib/sync/feed';
+import { FEED_KEY, type FeedState } from '../../lib/sync/pull/feed';
 import { startProxiedServer } from '../helpers/proxy-target';
 import { startTestServer, type TestServer } from '../helpers/server';
 import { createToken, revokeToken } from '../../lib/api/domain/tokens';

@@ -4,7 +4,7 @@
 // with it, so the status never reads as all synced. Against the real server.
 import { IDBFactory, IDBKeyRange } from 'fake-indexeddb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readSyncStatus } from '../../lib/sync/status';
+import { readSyncStatus } from '../../lib/sync/engine/status';
 import { entryFor, register, type StorageLike } from '../../lib/view/device';
 import { checkMirror, dismissMirrorCleared, recordMirror } from '../../lib/view/mirror';
 import { startTestServer, TEST_TOKENS, type TestServer } from '../helpers/server';

@@ -2,8 +2,8 @@
 // Pinning the message of a file whose upload is still queued: the pin waits in the outbox for the
 // upload (which creates the message) and lands on the real message id, against the real server.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { SyncInputError } from '../../lib/sync/client';
-import { isTempId } from '../../lib/sync/operations';
+import { SyncInputError } from '../../lib/sync/outbox/client';
+import { isTempId } from '../../lib/sync/outbox/operations';
 import { startTestServer, type TestServer } from '../helpers/server';
 import { makeDevice, serverConversations, serverFiles, type Device } from './harness';
 

@@ -3,8 +3,8 @@
 // control flow over scripted pages; the pull's use of them runs against the real server in
 // feed.test.ts.
 import { describe, expect, it } from 'vitest';
-import type { Outcome } from '../../lib/sync/http';
-import { Prefetch, runPipelined } from '../../lib/sync/pager';
+import type { Outcome } from '../../lib/sync/core/http';
+import { Prefetch, runPipelined } from '../../lib/sync/pull/pager';
 
 type TestPage = { n: number; last: boolean };
 const ok = (page: TestPage): Outcome<TestPage> => ({ kind: 'ok', value: page, replayed: false, serverTime: null }) as Outcome<TestPage>;

@@ -3,9 +3,9 @@
 // and the stuck-queue watchdog, which says so when changes pending against a reachable server
 // have not moved for a while.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { UploadLike } from '../../lib/sync/http';
-import { readUploadProgress, UPLOAD_PROGRESS_KEY, type UploadProgress } from '../../lib/sync/upload-progress';
-import { readSyncStatus } from '../../lib/sync/status';
+import type { UploadLike } from '../../lib/sync/core/http';
+import { readUploadProgress, UPLOAD_PROGRESS_KEY, type UploadProgress } from '../../lib/sync/engine/upload-progress';
+import { readSyncStatus } from '../../lib/sync/engine/status';
 import { startTestServer, type TestServer } from '../helpers/server';
 import { makeDevice, otherDevice, serverFiles, type Device } from './harness';
 import { TimerClock } from './timer-clock';

@@ -7,9 +7,9 @@
 // (see intentions.ts for the fates).
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SyncInputError } from '../../lib/sync/client';
-import { idempotencyKeyOf } from '../../lib/sync/replay';
-import { readSyncStatus } from '../../lib/sync/status';
+import { SyncInputError } from '../../lib/sync/outbox/client';
+import { idempotencyKeyOf } from '../../lib/sync/outbox/replay';
+import { readSyncStatus } from '../../lib/sync/engine/status';
 import { startTestServer, type TestServer } from '../helpers/server';
 import {
   byId,

@@ -6,9 +6,9 @@
 // (tests/sync/feed.test.ts covers the feed itself).
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { FileObject } from '../../lib/schemas';
-import { PULL_KEY, type PullCursor } from '../../lib/sync/apply';
-import { getMeta } from '../../lib/sync/db';
-import { readFirstSyncProgress } from '../../lib/sync/pull';
+import { PULL_KEY, type PullCursor } from '../../lib/sync/pull/state';
+import { getMeta } from '../../lib/sync/mirror/meta';
+import { readFirstSyncProgress } from '../../lib/sync/pull/pull';
 import { startTestServer, type TestServer } from '../helpers/server';
 import { byId, makeDevice, mirrorState, otherDevice, PLAIN, serverConversations } from './harness';
 
@@ -239,7 +239,7 @@ describe('a resume point deleted on the server', () => {
     d.net.inject('offline', 'GET', /^\/v1\/conversations\?.*starting_after=/);
     expect((await d.engine.syncOnce()).pull?.kind).toBe('network');
     expect(await d.db.conversations.count()).toBe(100);
-    const cursor = await getMeta<PullCursor>(d.db, PULL_KEY);
+    const cursor = await getMeta(d.db, PULL_KEY);
     expect(cursor).toMatchObject({ phase: 'conversations', startingAfter: expect.any(String) });
     const resumeAfter = cursor!.startingAfter!;
 

@@ -4,9 +4,9 @@
 // timers (a real clock, start()), nobody calls syncOnce or advances time, and every queued change
 // arrives exactly once.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Clock } from '../../lib/sync/engine';
-import type { FetchLike } from '../../lib/sync/http';
-import { readSyncStatus } from '../../lib/sync/status';
+import type { Clock } from '../../lib/sync/core/clock';
+import type { FetchLike } from '../../lib/sync/core/http';
+import { readSyncStatus } from '../../lib/sync/engine/status';
 import { startTestServer, TEST_TOKENS, type TestServer } from '../helpers/server';
 import { makeDevice, serverConversations } from './harness';
 

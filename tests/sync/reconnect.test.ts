@@ -3,7 +3,7 @@
 // backoff (a lost answer still does, and is still verified), and coming online, returning to the
 // app and "Sync now" end every wait.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readSyncStatus } from '../../lib/sync/status';
+import { readSyncStatus } from '../../lib/sync/engine/status';
 import { startTestServer, type TestServer } from '../helpers/server';
 import { makeDevice, serverConversations, serverFiles } from './harness';
 import { TimerClock } from './timer-clock';

@@ -4,7 +4,7 @@
 // property test: the create's 409 conversation_exists adopted the conversation whose delete was
 // still queued, and the delete then took the new one with it.)
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readSyncStatus } from '../../lib/sync/status';
+import { readSyncStatus } from '../../lib/sync/engine/status';
 import { startTestServer, type TestServer } from '../helpers/server';
 import { makeDevice, serverConversations } from './harness';
 

@@ -5,7 +5,7 @@
 // user's Retry keeps the key, so the server replays the first success instead of acting twice.
 // (Found by the property test, seed 297273907.)
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readSyncStatus } from '../../lib/sync/status';
+import { readSyncStatus } from '../../lib/sync/engine/status';
 import { startTestServer, type TestServer } from '../helpers/server';
 import { makeDevice, serverFiles } from './harness';
 

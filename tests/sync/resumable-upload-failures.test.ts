@@ -9,8 +9,8 @@
 //   the server's offset (HEAD), never from zero, and the file arrives once, byte for byte.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createToken, revokeToken } from '../../lib/api/domain/tokens';
-import { resumableUploads } from '../../lib/sync/resumable-upload';
-import { readSyncStatus } from '../../lib/sync/status';
+import { resumableUploads } from '../../lib/sync/outbox/resumable-upload';
+import { readSyncStatus } from '../../lib/sync/engine/status';
 import { pattern } from '../helpers/bytes';
 import { startTestServer, type TestServer } from '../helpers/server';
 import { makeDevice, otherDevice, serverFiles, type Device } from './harness';

@@ -5,8 +5,8 @@
 // resumes from the server's offset; a server without /v1/uploads gets POST /v1/files.
 import { IDBFactory } from 'fake-indexeddb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { resumableUploads } from '../../lib/sync/resumable-upload';
-import { readUploadProgress, type UploadProgress } from '../../lib/sync/upload-progress';
+import { resumableUploads } from '../../lib/sync/outbox/resumable-upload';
+import { readUploadProgress, type UploadProgress } from '../../lib/sync/engine/upload-progress';
 import { startTestServer, type TestServer } from '../helpers/server';
 import { makeDevice, otherDevice, serverFiles, type Device } from './harness';
 import { pattern } from '../helpers/bytes';

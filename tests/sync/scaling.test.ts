@@ -4,7 +4,7 @@
 // an unchanged mirror writes no server row and rebuilds no visible row, and a replay reads the
 // whole outbox once rather than once per operation.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { outboxReads } from '../../lib/sync/replay';
+import { outboxReads } from '../../lib/sync/outbox/replay';
 import { startTestServer, type TestServer } from '../helpers/server';
 import { makeDevice, otherDevice, PLAIN } from './harness';
 

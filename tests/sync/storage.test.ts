@@ -5,10 +5,10 @@
 import { IDBFactory, IDBKeyRange } from 'fake-indexeddb';
 import type { DBCore, Middleware } from 'dexie';
 import { describe, expect, it } from 'vitest';
-import { createSyncClient } from '../../lib/sync/client';
-import { openSyncDb, type ParleyDb } from '../../lib/sync/db';
-import { readSyncStatus } from '../../lib/sync/status';
-import { StorageFullError } from '../../lib/sync/storage';
+import { createSyncClient } from '../../lib/sync/outbox/client';
+import { openSyncDb, type ParleyDb } from '../../lib/sync/mirror/db';
+import { readSyncStatus } from '../../lib/sync/engine/status';
+import { StorageFullError } from '../../lib/sync/core/storage';
 
 let counter = 0;
 function freshDb(): ParleyDb {

@@ -2,7 +2,7 @@
 // XMLHttpRequest, workers/xhr-upload.ts): the multipart body sent as a stream through the given
 // fetch, reporting bytes as the connection takes them, so the engine can tell a moving transfer
 // from a stalled one. `delayMs` before each `chunkBytes`: a slow uplink.
-import type { FetchLike, UploadLike } from '../../lib/sync/http';
+import type { FetchLike, UploadLike } from '../../lib/sync/core/http';
 
 export function streamUpload(fetch: () => FetchLike, link: { chunkBytes?: number; delayMs?: number } = {}): UploadLike {
   return async (input, init, onProgress) => {

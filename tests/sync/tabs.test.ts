@@ -5,10 +5,10 @@
 import { Dexie } from 'dexie';
 import { IDBFactory, IDBKeyRange } from 'fake-indexeddb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BY_ARCHIVED_INDEX, ORDER_INDEX, WORDS_INDEX } from '../../lib/sync/list-keys';
+import { BY_ARCHIVED_INDEX, ORDER_INDEX, WORDS_INDEX } from '../../lib/sync/mirror/list-keys';
 import { DEFAULT_FILTERS } from '../../lib/view/conversations';
 import { readConversationWindow } from '../../lib/view/windows';
-import { openSyncDb } from '../../lib/sync/db';
+import { openSyncDb } from '../../lib/sync/mirror/db';
 import { startTestServer, type TestServer } from '../helpers/server';
 import { byId, makeDevice, mirrorState, serverConversations, serverFilesWithConversation, sharedLock } from './harness';
 

@@ -1,5 +1,5 @@
 // A clock for engine tests whose timers fire only when the test moves time forward.
-import type { Clock } from '../../lib/sync/engine';
+import type { Clock } from '../../lib/sync/core/clock';
 
 /**
  * A clock whose timers fire when the test moves time forward; `advance` returns once every sync

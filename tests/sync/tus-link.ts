@@ -2,7 +2,7 @@
 // bytes of every upload body that went out, and cuts a PATCH mid-body when told (the server keeps
 // what arrived before the cut), or holds it (a transfer that never ends: the worker dies with it
 // on the wire); something may happen on the server just before a given PATCH goes.
-import type { FetchLike } from '../../lib/sync/http';
+import type { FetchLike } from '../../lib/sync/core/http';
 
 export class Link {
   bodyBytes = 0;

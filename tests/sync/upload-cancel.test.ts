@@ -4,8 +4,8 @@
 // the upload; the server keeps none of its bytes); one that completed — before the cancel, or
 // racing it — has its file deleted; whatever waited on it (a pin of its message) goes with it.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { FetchLike } from '../../lib/sync/http';
-import { resumableUploads } from '../../lib/sync/resumable-upload';
+import type { FetchLike } from '../../lib/sync/core/http';
+import { resumableUploads } from '../../lib/sync/outbox/resumable-upload';
 import { startTestServer, type TestServer } from '../helpers/server';
 import { makeDevice, otherDevice, serverConversations, serverFiles, type Device } from './harness';
 import { pattern } from '../helpers/bytes';

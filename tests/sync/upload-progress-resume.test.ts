@@ -3,9 +3,9 @@
 // place on the row through the wait ("Resuming — X of Y": `resumed`, the bytes it had reached),
 // then reports from the server's offset when it goes on; a finished one leaves nothing behind.
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { FetchLike } from '../../lib/sync/http';
-import { resumableUploads } from '../../lib/sync/resumable-upload';
-import { readUploadProgress } from '../../lib/sync/upload-progress';
+import type { FetchLike } from '../../lib/sync/core/http';
+import { resumableUploads } from '../../lib/sync/outbox/resumable-upload';
+import { readUploadProgress } from '../../lib/sync/engine/upload-progress';
 import { startTestServer, type TestServer } from '../helpers/server';
 import { makeDevice, otherDevice, serverFiles, type Device } from './harness';
 

@@ -9,7 +9,7 @@
 //   stops forwarding) is abandoned after the stall time and sent again with the same key, and a
 //   slow upload that keeps moving is never cut, however long it takes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { resumableUploads } from '../../lib/sync/resumable-upload';
+import { resumableUploads } from '../../lib/sync/outbox/resumable-upload';
 import { pattern } from '../helpers/bytes';
 import { startTestServer, type TestServer } from '../helpers/server';
 import { TcpGate } from '../helpers/tcp-gate';

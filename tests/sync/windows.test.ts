@@ -7,7 +7,7 @@ import type { DBCore, Middleware } from 'dexie';
 import { IDBFactory, IDBKeyRange } from 'fake-indexeddb';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Conversation } from '../../lib/schemas';
-import { openSyncDb, type ConversationView, type FileView, type ParleyDb } from '../../lib/sync/db';
+import { openSyncDb, type ConversationView, type FileView, type ParleyDb } from '../../lib/sync/mirror/db';
 import { DEFAULT_FILTERS, filterConversations, sortConversations, type ConversationFilters, type TriState } from '../../lib/view/conversations';
 import { readConversationWindow, readFileWindow } from '../../lib/view/windows';
 

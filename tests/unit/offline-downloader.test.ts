@@ -5,8 +5,9 @@ import { IDBFactory, IDBKeyRange } from 'fake-indexeddb';
 import { describe, expect, it } from 'vitest';
 import { downloadFile, noteOpened, partialResponse, runPass, type DownloaderDeps } from '../../lib/offline/downloader';
 import { BUDGET_KEY, KEEP_PINNED_KEY, STATUS_KEY } from '../../lib/offline/settings';
-import { openSyncDb, setMeta, type FileView, type ParleyDb } from '../../lib/sync/db';
-import { OPENED_FILES_CACHE } from '../../lib/sync/removal';
+import { openSyncDb, type FileView, type ParleyDb } from '../../lib/sync/mirror/db';
+import { setMeta } from '../../lib/sync/mirror/meta';
+import { OPENED_FILES_CACHE } from '../../lib/sync/session/removal';
 import type { ConnectionLike } from '../../lib/offline/policy';
 
 const ORIGIN = 'https://parley.example';

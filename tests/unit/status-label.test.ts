@@ -1,7 +1,7 @@
 // The pill's words come from the one status read that also carries the first sync's progress:
 // "All synced" is never said while that progress line shows (issue 21), nor before any sync.
 import { describe, expect, it } from 'vitest';
-import { INITIAL_STATUS, statusLabel, type SyncStatus } from '../../lib/sync/status';
+import { INITIAL_STATUS, statusLabel, type SyncStatus } from '../../lib/sync/engine/status';
 
 const synced: SyncStatus = { ...INITIAL_STATUS, lastSyncAt: 1_000, pendingCount: 0, failed: [], mirrorCleared: null, firstSync: null };
 

@@ -2,8 +2,8 @@
 // the network through the service worker; what it says when it cannot.
 import { IDBFactory, IDBKeyRange } from 'fake-indexeddb';
 import { describe, expect, it } from 'vitest';
-import { openSyncDb, type FileView } from '../../lib/sync/db';
-import type { OutboxOp } from '../../lib/sync/operations';
+import { openSyncDb, type FileView } from '../../lib/sync/mirror/db';
+import type { OutboxOp } from '../../lib/sync/outbox/operations';
 import { loadFileBytes } from '../../lib/view/viewer/bytes';
 
 const file = (over: Partial<FileView>): FileView =>

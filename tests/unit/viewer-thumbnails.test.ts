@@ -2,9 +2,9 @@
 // server id, pruned with their file; their database is deleted with the user's at sign-out.
 import { IDBFactory, IDBKeyRange } from 'fake-indexeddb';
 import { describe, expect, it } from 'vitest';
-import { openSyncDb, type FileView } from '../../lib/sync/db';
-import type { OutboxOp } from '../../lib/sync/operations';
-import { removeDatabase, thumbnailsDatabaseName } from '../../lib/sync/removal';
+import { openSyncDb, type FileView } from '../../lib/sync/mirror/db';
+import type { OutboxOp } from '../../lib/sync/outbox/operations';
+import { removeDatabase, thumbnailsDatabaseName } from '../../lib/sync/session/removal';
 import { ensureThumbnail, openThumbnails, pruneThumbnails } from '../../lib/view/viewer/thumbnails';
 
 const file = (over: Partial<FileView>): FileView =>

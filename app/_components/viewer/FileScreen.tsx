@@ -6,7 +6,7 @@
 import './viewer.css';
 import { useLiveQuery } from 'dexie-react-hooks';
 import { lazy, Suspense, useEffect, useMemo, useState } from 'react';
-import type { FileView } from '@/lib/sync';
+import type { FileView } from '@/lib/sync/page';
 import { conversationTitle } from '@/lib/view/conversations';
 import { humanSize, humanTime } from '@/lib/view/format';
 import { loadFileBytes, type Loaded } from '@/lib/view/viewer/bytes';

@@ -2,8 +2,7 @@
 // photo just taken opens with no network), any other through fetch — which the service worker
 // answers from the device when it has the file (opened before, or kept offline) and otherwise
 // fetches and keeps, so a file opened once opens offline the next time.
-import type { ParleyDb } from '../../sync/db';
-import type { FileView } from '../../sync/db';
+import type { FileView, ParleyDb } from '../../sync/page';
 
 export type Loaded = { ok: true; bytes: Uint8Array; from: 'queue' | 'network' } | { ok: false; reason: 'offline' | 'gone' | 'failed'; message: string };
 

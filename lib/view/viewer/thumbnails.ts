@@ -4,8 +4,7 @@
 // database (no change to the sync schema), deleted with it at sign-out (lib/sync/removal.ts),
 // and dropped when their file is gone from the mirror (pruneThumbnails).
 import { Dexie, type DexieOptions, type EntityTable } from 'dexie';
-import type { FileView, ParleyDb } from '../../sync/db';
-import { OPENED_FILES_CACHE, thumbnailsDatabaseName } from '../../sync/removal';
+import { type FileView, OPENED_FILES_CACHE, type ParleyDb, thumbnailsDatabaseName } from '../../sync/page';
 
 export interface Thumbnail {
   fileId: string;

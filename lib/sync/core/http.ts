@@ -1,0 +1,201 @@
+// The thin edge to /v1: builds requests, sorts every outcome into one of a few kinds the
+// engine acts on, and validates response bodies with the shared schemas. The fetch is injected.
+import { z } from 'zod';
+import { ApiErrorBody } from '../../schemas';
+
+export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>;
+
+export type Outcome<T> =
+  /** 2xx with a valid body. */
+  | { kind: 'ok'; value: T; replayed: boolean; serverTime: number | null }
+  /**
+   * Never got a usable answer: network error, or a 2xx body we could not read. Server may have acted.
+   * `unreachable`: the failure looks like "could not reach the server" (no connection could be
+   * made, or the device says it is offline) rather than "sent, answer lost". Only for pacing
+   * retries: it is a guess in a browser (a request may leave just before the link drops), so it
+   * never makes the outcome known; replay still verifies a sent operation as for any lost answer.
+   */
+  | { kind: 'network'; message: string; unreachable?: boolean }
+  /** 5xx (507 insufficient_storage included): try again later. The server may have acted (a proxy's 502/504 says nothing). */
+  | { kind: 'server'; status: number; message: string }
+  /** 429: try again after Retry-After. */
+  | { kind: 'rate_limited'; retryAfter: string | null; message: string }
+  /**
+   * 409 idempotency_in_progress: the first request with this Idempotency-Key is still running (or
+   * was abandoned by a crashed server process). Not a refusal: retry after Retry-After with the
+   * SAME key, which then gets the first request's answer.
+   */
+  | { kind: 'in_progress'; retryAfter: string | null; message: string }
+  /** 401: the token is no good; stop and ask the user to sign in again. */
+  | { kind: 'unauthenticated'; message: string }
+  /** Any other 4xx: the server refused this request and did not act. */
+  | { kind: 'refused'; status: number; error: ApiErrorBody | null; message: string };
+
+export interface HttpDeps {
+  fetch: FetchLike;
+  baseUrl: string;
+  getToken: () => string | null | Promise<string | null>;
+  /** Give up on a request after this long (its outcome is then unknown). Default: no limit. */
+  requestTimeoutMs?: number;
+  /** The device's own idea of connectivity (navigator.onLine, forwarded by the page): true = offline. */
+  isOffline?: () => boolean;
+  /** Called with every response's headers, before the body is read (e.g. to learn the server's extensions). */
+  onResponse?: (headers: Headers) => void | Promise<void>;
+  /**
+   * Sends a multipart upload and reports bytes sent (fetch cannot report upload progress; the
+   * worker passes an XMLHttpRequest-based one). Default: `fetch`, with no progress.
+   */
+  upload?: UploadLike;
+}
+
+export type UploadLike = (input: string, init: RequestInit, onProgress: (sent: number, total: number) => void) => Promise<Response>;
+
+/** Error codes (Node's fetch puts them on `cause`) that mean no connection was ever made. */
+const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH', 'ENETDOWN', 'UND_ERR_CONNECT_TIMEOUT']);
+
+function couldNotConnect(error: unknown): boolean {
+  const cause = (error as { cause?: { code?: unknown } } | null)?.cause;
+  return typeof cause?.code === 'string' && UNREACHABLE_CODES.has(cause.code);
+}
+
+export interface RequestSpec {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  path: string;
+  query?: Record<string, string | number | undefined>;
+  json?: Record<string, unknown>;
+  form?: FormData;
+  idempotencyKey?: string;
+  /** Bytes of a `form` body sent so far (only when `HttpDeps.upload` can tell). */
+  onUploadProgress?: (sent: number, total: number) => void;
+  /**
+   * A transfer (a `form` body sent through `HttpDeps.upload`, which reports bytes sent): abandoned
+   * when nothing has moved — no byte sent, no answer — for this long, instead of after the fixed
+   * `requestTimeoutMs`: a slow upload that keeps moving is never cut, a stalled one is (its outcome
+   * unknown; it is sent again with the same Idempotency-Key). Over a plain fetch, which cannot
+   * tell bytes sent, `requestTimeoutMs` applies.
+   */
+  stallMs?: number;
+}
+
+function urlFor(baseUrl: string, spec: RequestSpec): string {
+  const url = new URL(spec.path, baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`);
+  for (const [key, value] of Object.entries(spec.query ?? {})) {
+    if (value !== undefined) url.searchParams.set(key, String(value));
+  }
+  return url.toString();
+}
+
+function serverTimeOf(response: Response): number | null {
+  const date = response.headers.get('date');
+  const ms = date ? Date.parse(date) : NaN;
+  return Number.isNaN(ms) ? null : Math.floor(ms / 1000);
+}
+
+/** Sends one request and classifies the result. `schema` null = no body expected (204). */
+export async function call<T>(deps: HttpDeps, spec: RequestSpec, schema: z.ZodType<T> | null): Promise<Outcome<T>> {
+  const token = await deps.getToken();
+  if (!token) return { kind: 'unauthenticated', message: 'not signed in' };
+  const headers: Record<string, string> = { Authorization: `Bearer ${token}` };
+  let body: BodyInit | undefined;
+  if (spec.json) {
+    headers['Content-Type'] = 'application/json';
+    body = JSON.stringify(spec.json);
+  } else if (spec.form) {
+    body = spec.form; // fetch sets the multipart boundary itself
+  }
+  if (spec.idempotencyKey) headers['Idempotency-Key'] = spec.idempotencyKey;
+
+  const stall = spec.form && deps.upload && spec.stallMs ? new StallTimer(spec.stallMs) : null;
+  let response: Response;
+  let text: string;
+  try {
+    try {
+      const signal = stall ? stall.signal : deps.requestTimeoutMs ? AbortSignal.timeout(deps.requestTimeoutMs) : undefined;
+      const url = urlFor(deps.baseUrl, spec);
+      const init: RequestInit = { method: spec.method, headers, body, signal };
+      response =
+        spec.form && deps.upload
+          ? await deps.upload(url, init, (sent, total) => {
+              stall?.moved();
+              spec.onUploadProgress?.(sent, total);
+            })
+          : await deps.fetch(url, init);
+    } catch (error) {
+      const cause = stall?.reason() ?? error;
+      const message = cause instanceof Error ? cause.message : String(cause);
+      return { kind: 'network', message, unreachable: !stall?.reason() && (couldNotConnect(error) || deps.isOffline?.() === true) };
+    }
+    await deps.onResponse?.(response.headers);
+
+    try {
+      text = await response.text();
+    } catch (error) {
+      // The head arrived but the body did not: as unknown as no answer at all.
+      const cause = stall?.reason() ?? error;
+      return { kind: 'network', message: `response body lost: ${cause instanceof Error ? cause.message : String(cause)}` };
+    }
+  } finally {
+    stall?.clear();
+  }
+
+  if (response.ok) {
+    if (schema === null) {
+      return { kind: 'ok', value: undefined as T, replayed: isReplay(response), serverTime: serverTimeOf(response) };
+    }
+    const parsed = schema.safeParse(safeJson(text));
+    if (!parsed.success) return { kind: 'network', message: `unreadable ${response.status} response` };
+    return { kind: 'ok', value: parsed.data, replayed: isReplay(response), serverTime: serverTimeOf(response) };
+  }
+
+  const error = ApiErrorBody.safeParse(safeJson(text));
+  const message = error.success ? error.data.message : `HTTP ${response.status}`;
+  if (response.status === 401) return { kind: 'unauthenticated', message };
+  if (response.status === 429) return { kind: 'rate_limited', retryAfter: response.headers.get('retry-after'), message };
+  if (response.status === 409 && error.success && error.data.code === 'idempotency_in_progress') {
+    return { kind: 'in_progress', retryAfter: response.headers.get('retry-after'), message };
+  }
+  if (response.status >= 500) return { kind: 'server', status: response.status, message };
+  return { kind: 'refused', status: response.status, error: error.success ? error.data : null, message };
+}
+
+/** Aborts its signal when `moved()` has not been called for `ms` (armed at once). */
+class StallTimer {
+  private readonly controller = new AbortController();
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  readonly signal = this.controller.signal;
+
+  constructor(private readonly ms: number) {
+    this.moved();
+  }
+
+  moved(): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.controller.abort(new Error(`no progress for ${this.ms >= 1000 ? `${Math.round(this.ms / 1000)} s` : `${this.ms} ms`}: the transfer stalled`)), this.ms);
+  }
+
+  /** Why it aborted (the stall), if it did. */
+  reason(): Error | null {
+    return this.signal.aborted && this.signal.reason instanceof Error ? this.signal.reason : null;
+  }
+
+  clear(): void {
+    clearTimeout(this.timer);
+  }
+}
+
+/** The server honours Idempotency-Key (the embedded server says so on every /v1 response). */
+export function advertisesIdempotency(headers: Headers): boolean {
+  return headers.get('idempotency')?.trim().toLowerCase() === 'supported';
+}
+
+function isReplay(response: Response): boolean {
+  return response.headers.get('idempotent-replayed') === 'true';
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,217 @@
+// The outbox's vocabulary and the pure rules over it: what an operation touches, which
+// operations are blocked by a failure, and how consecutive operations combine. No I/O here.
+
+/** Normalised conversation fields an update sets (zod-validated before queueing). */
+export interface ConversationPatch {
+  pinned_message_id?: string | null;
+  is_pinned?: boolean;
+  is_muted?: boolean;
+  archived_at?: number | null;
+  last_opened_at?: number;
+}
+
+export interface UploadBody {
+  kind: 'file.upload';
+  /** The conversation the file goes into (temp or real); always known, also for message uploads. */
+  conversationId: string;
+  /** Attach to this existing message (temp or real); null = the server creates a new message. */
+  messageId: string | null;
+  /** The temp id of the message the server will create when messageId is null. */
+  tempMessageId: string | null;
+  filename: string;
+  fileType: string;
+  size: number;
+  chunkCount: number;
+}
+
+/**
+ * Whom a conversation is with: a contact or a group, never both. (Operations stored by earlier
+ * versions carry the other one as null, hence the optional nulls.)
+ */
+export type Party = { contact_id: string; group_id?: null } | { group_id: string; contact_id?: null };
+
+/** The party as the API's create input: only the id that is set. */
+export function partyOf(party: Party): { contact_id: string } | { group_id: string } {
+  return party.contact_id != null ? { contact_id: party.contact_id } : { group_id: party.group_id };
+}
+
+export type OpBody =
+  | ({ kind: 'conversation.create' } & Party)
+  | { kind: 'conversation.update'; patch: ConversationPatch }
+  | { kind: 'conversation.delete' }
+  | UploadBody
+  | { kind: 'file.rename'; filename: string }
+  | { kind: 'file.delete' };
+
+export type OpKind = OpBody['kind'];
+
+// The stored operation, its states and what each field means: lifecycle.ts.
+export type { CancelledUpload, OpError, OpState, OutboxOp, TusState, UploadSnapshot } from './lifecycle';
+import { neverSent, type OutboxOp } from './lifecycle';
+export { neverSent };
+
+export const TEMP_PREFIX = 'local_';
+
+export function isTempId(id: string): boolean {
+  return id.startsWith(TEMP_PREFIX);
+}
+
+const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+/** A temp id: can never equal a server id (those are 16 characters of [A-Za-z0-9], no `_`). */
+export function newTempId(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  let out = TEMP_PREFIX;
+  for (const b of bytes) out += ALPHABET[b % ALPHABET.length];
+  return out;
+}
+
+export function newOpId(): string {
+  return crypto.randomUUID();
+}
+
+/** Ids of things (conversations, messages) this operation needs to exist before it can run. */
+export function prerequisites(op: OutboxOp): string[] {
+  if (op.body.kind === 'file.upload') {
+    return op.body.messageId ? [op.body.conversationId, op.body.messageId] : [op.body.conversationId];
+  }
+  // Pinning the message of an upload still queued: that upload creates it.
+  if (op.body.kind === 'conversation.update' && op.body.patch.pinned_message_id && isTempId(op.body.patch.pinned_message_id)) {
+    return [op.body.patch.pinned_message_id];
+  }
+  return [];
+}
+
+/** Ids this operation brings into existence. */
+export function creates(op: OutboxOp): string[] {
+  if (op.body.kind === 'conversation.create') return [op.entityId];
+  if (op.body.kind === 'file.upload') {
+    return op.body.tempMessageId ? [op.entityId, op.body.tempMessageId] : [op.entityId];
+  }
+  return [];
+}
+
+/**
+ * A create the server certainly does not have: never sent, or refused (a 4xx answer means the
+ * request did not act) with no earlier attempt whose outcome is unknown. Deleting what it
+ * created can then simply cancel it.
+ */
+export function certainlyNotCreated(op: OutboxOp): boolean {
+  return neverSent(op) || (op.state === 'failed' && !op.outcomeUnknown);
+}
+
+/**
+ * Which operations cannot run because of a failed one. An operation depends on every earlier
+ * operation on the same entity (strict order per entity) and on the operation that creates the
+ * things it refers to. Nothing else: a failed rename does not hold up another file's upload.
+ */
+export function blockedOpIds(ordered: readonly OutboxOp[]): Set<string> {
+  const blocked = new Set<string>();
+  const stuckEntities = new Set<string>();
+  const unavailable = new Set<string>();
+  for (const op of ordered) {
+    const isBlocked =
+      stuckEntities.has(op.entityId) ||
+      (op.after ?? []).some((id) => stuckEntities.has(id)) ||
+      prerequisites(op).some((id) => unavailable.has(id));
+    if (isBlocked) blocked.add(op.id);
+    if (isBlocked || op.state === 'failed') {
+      stuckEntities.add(op.entityId);
+      for (const id of creates(op)) unavailable.add(id);
+    }
+  }
+  return blocked;
+}
+
+/** What may be sent now (see readyBatch); `waitUntil`: the backoff that stopped the search. */
+export interface ReadyBatch {
+  ops: OutboxOp[];
+  waitUntil: number | null;
+}
+
+/**
+ * The operations that may be sent now, together and in any order: up to `max`, in seq order.
+ * Each is queued, not blocked by a failure (`blocked`, from blockedOpIds), and independent of
+ * every earlier operation still pending (queued or in flight): they mention no common id — so
+ * one entity's operations go strictly in order, and anything naming a conversation or message
+ * waits for the operations before it on that conversation or message — and it mentions no temp
+ * id it does not create (that create has not been answered yet), and it waits for the pending
+ * operations of the entities it is ordered `after` (a create behind the queued delete of the same
+ * contact's conversation, see client.ts). Failed and blocked operations hold up
+ * nothing here (blockedOpIds says what they block).
+ *
+ * The search stops at the first operation that could go but for its backoff (`waitUntil`): as
+ * before batching, a retry that is not due holds back what was queued after it.
+ */
+export function readyBatch(ordered: readonly OutboxOp[], blocked: ReadonlySet<string>, now: number, max: number): ReadyBatch {
+  const held = new Set<string>();
+  const ops: OutboxOp[] = [];
+  for (const op of ordered) {
+    if (op.state === 'failed' || blocked.has(op.id)) continue;
+    const mentioned = mentionedIds(op);
+    // A cancelled upload names the temp id of a file that will never exist: nothing to wait for.
+    const own = op.cancelledUpload ? [op.entityId] : creates(op);
+    const waits =
+      op.state === 'inflight' ||
+      mentioned.some((id) => held.has(id) || (isTempId(id) && !own.includes(id))) ||
+      (op.after ?? []).some((id) => held.has(id));
+    if (!waits && op.nextAttemptAt > now) return { ops, waitUntil: op.nextAttemptAt };
+    for (const id of mentioned) held.add(id);
+    if (waits) continue;
+    ops.push(op);
+    if (ops.length >= max) break;
+  }
+  return { ops, waitUntil: null };
+}
+
+/** The ids an operation mentions, for remapping and for "does pending work need this row". */
+export function mentionedIds(op: OutboxOp): string[] {
+  const ids = [op.entityId];
+  if (op.body.kind === 'file.upload') {
+    ids.push(op.body.conversationId);
+    if (op.body.messageId) ids.push(op.body.messageId);
+    if (op.body.tempMessageId) ids.push(op.body.tempMessageId);
+  }
+  if (op.body.kind === 'conversation.update' && op.body.patch.pinned_message_id) {
+    ids.push(op.body.patch.pinned_message_id);
+  }
+  return ids;
+}
+
+/** Replace a temp id by the real one wherever the operation mentions it. Returns a new object. */
+export function remapOp(op: OutboxOp, tempId: string, realId: string): OutboxOp {
+  const swap = (id: string) => (id === tempId ? realId : id);
+  const next: OutboxOp = { ...op, entityId: swap(op.entityId) };
+  if (op.after) next.after = op.after.map(swap);
+  const body = op.body;
+  if (body.kind === 'file.upload') {
+    next.body = {
+      ...body,
+      conversationId: swap(body.conversationId),
+      messageId: body.messageId ? swap(body.messageId) : null,
+      // Once the message exists it is no longer "to be created".
+      tempMessageId: body.tempMessageId === tempId ? null : body.tempMessageId,
+    };
+  } else if (body.kind === 'conversation.update' && body.patch.pinned_message_id) {
+    next.body = { ...body, patch: { ...body.patch, pinned_message_id: swap(body.patch.pinned_message_id) } };
+  }
+  if (op.cancelledUpload) {
+    const upload = op.cancelledUpload.upload;
+    next.cancelledUpload = { ...op.cancelledUpload, upload: { ...upload, conversationId: swap(upload.conversationId), messageId: upload.messageId ? swap(upload.messageId) : null } };
+  }
+  return next;
+}
+
+/** Exponential backoff with "equal jitter": half fixed, half random, capped. */
+export function backoffDelay(attempts: number, random: () => number, baseMs: number, maxMs: number): number {
+  const exp = Math.min(maxMs, baseMs * 2 ** Math.max(0, attempts - 1));
+  return Math.round(exp / 2 + (random() * exp) / 2);
+}
+
+/** Retry-After as delta-seconds or an HTTP date; null when absent or unreadable. */
+export function retryAfterMs(header: string | null, nowMs: number): number | null {
+  if (!header) return null;
+  if (/^\d+$/.test(header.trim())) return Number(header.trim()) * 1000;
+  const at = Date.parse(header);
+  return Number.isNaN(at) ? null : Math.max(0, at - nowMs);
+}

@@ -1,0 +1,792 @@
+// Outbox replay: send queued operations — independent ones in batches, a few requests at once,
+// dependent ones in order — and settle each by the server's answer. The operation's states and
+// transitions are lifecycle.ts's. Exactly-once rests on three things:
+//  1. An operation is marked in flight (and "outcome unknown" is remembered) before it is sent,
+//     so a crash or a lost response is never mistaken for "not sent".
+//  2. Every request carries Idempotency-Key = operation id: a server that supports it replays
+//     the first answer instead of acting twice.
+//  3. For a server that ignores the key, a retry after an unknown outcome is made safe per kind:
+//     - PUT (update, rename) sets absolute values: sending it again is harmless.
+//     - DELETE again answers 404 when the first one worked: taken as success.
+//     - Conversation create: the server allows one conversation per contact/group, so a repeat
+//       answers 409 conversation_exists with existing_id, and we adopt that conversation.
+//     - File upload is the only truly non-idempotent request. See verifyUpload.
+import { Conversation, FileObject, FilePage, type FileObject as FileObjectT } from '../../schemas';
+import * as apply from './apply';
+import type { ParleyDb } from '../mirror/db';
+import { getMeta, setMeta } from '../mirror/meta';
+import { answerScope } from '../mirror/scopes';
+import { call, type HttpDeps, type Outcome } from '../core/http';
+import * as lifecycle from './lifecycle';
+import {
+  backoffDelay,
+  blockedOpIds,
+  creates,
+  mentionedIds,
+  partyOf,
+  readyBatch,
+  retryAfterMs,
+  type OutboxOp,
+  type UploadBody,
+  type UploadSnapshot,
+} from './operations';
+import { rebuildViews } from '../mirror/rebase';
+import type { ResumableUploads } from './resumable-upload';
+
+export interface ReplayDeps extends HttpDeps {
+  db: ParleyDb;
+  now: () => number;
+  random: () => number;
+  backoff: { baseMs: number; maxMs: number };
+  /**
+   * Bytes of an upload sent so far, by the uploaded file's id (when the transport can tell).
+   * `resumed`: a resumable upload that went on from the server's offset (not from zero).
+   */
+  onUploadProgress?: (fileId: string, sent: number, total: number, resumed?: boolean) => void;
+  /**
+   * Resumable uploads (resumable-upload.ts `resumableUploads`), handed in by the sync worker so
+   * that tus-js-client is loaded there only. Without it every upload is a POST /v1/files.
+   */
+  resumable?: ResumableUploads;
+  /**
+   * Uploads (tus, and POST /v1/files where the transport reports bytes sent): abandon a request
+   * after this long without a byte moving or an answer (default UPLOAD_STALL_MS), never after a
+   * fixed time.
+   */
+  uploadStallMs?: number;
+  /** Resumable uploads: bytes per PATCH (default 4 MiB). */
+  uploadPatchBytes?: number;
+  /** Resumable uploads: how often a running transfer looks for the user's cancel (default 250 ms). */
+  uploadCancelPollMs?: number;
+}
+
+export type PushResult =
+  | { kind: 'done' }
+  /** A retryable failure (or a backoff still running): try again at `until` (ms). */
+  | { kind: 'waiting'; until: number; reason: 'network' | 'server' | 'rate_limited' | 'in_progress' | 'backoff' | 'offline' }
+  | { kind: 'unauthenticated'; message: string };
+
+/** The key sent with an operation's request; a new suffix once a 4xx made the old one useless. */
+export function idempotencyKeyOf(op: OutboxOp): string {
+  return op.keyVersion ? `${op.id}.${op.keyVersion}` : op.id;
+}
+
+/**
+ * Call once per engine start, holding the sync lock: anything still in flight belongs to a
+ * replay that died (tab closed, crash) — its outcome is unknown and must be verified.
+ */
+export async function recoverInflight(db: ParleyDb): Promise<number> {
+  return db.outbox.where('state').equals('inflight').modify(lifecycle.recovered);
+}
+
+export async function serverSupportsIdempotency(db: ParleyDb): Promise<boolean> {
+  return (await getMeta(db, 'serverIdempotency')) === true;
+}
+
+/** Operations one claim transaction takes (and most answers one apply transaction records). */
+export const BATCH_SIZE = 50;
+/** Requests in flight at once. */
+export const IN_FLIGHT = 4;
+/** An upload's request is abandoned after this long without a byte moving or an answer. */
+export const UPLOAD_STALL_MS = 30_000;
+
+/**
+ * The outbox as this replay last read it, in seq order, with the blocked set computed once.
+ * Read whole once per push; then kept current by our own changes (claims, and answers recorded,
+ * which leave it), by appending operations queued meanwhile (a key range above the last seq),
+ * and read whole again whenever something else may have changed it: a remap of ids other queued
+ * operations mention, a failure settled (a new dead letter, a backoff, a rewritten body), or a
+ * claim that found an operation changed or gone. A stale copy is never acted on blindly: the
+ * claim compares it with the stored operation.
+ */
+class OutboxView {
+  ops: OutboxOp[] = [];
+  blocked = new Set<string>();
+  lastSeq = 0;
+  /** Whole-outbox reads (for tests: one per push unless something forced a reload). */
+  static reads = 0;
+
+  constructor(private readonly db: ParleyDb) {}
+
+  async reload(): Promise<void> {
+    OutboxView.reads++;
+    this.ops = await this.db.outbox.orderBy(':id').toArray();
+    this.lastSeq = this.ops.at(-1)?.seq ?? this.lastSeq;
+    this.blocked = blockedOpIds(this.ops);
+  }
+
+  /** Picks up operations queued since the last read (cheap when there are none). */
+  async appendNew(): Promise<void> {
+    const added = await this.db.outbox.where(':id').above(this.lastSeq).toArray();
+    if (added.length === 0) return;
+    this.ops.push(...added);
+    this.lastSeq = added.at(-1)!.seq;
+    this.blocked = blockedOpIds(this.ops);
+  }
+
+  /** Our claim is stored: these are in flight now. */
+  claimed(ops: readonly OutboxOp[]): void {
+    const bySeq = new Map(ops.map((op) => [op.seq, op]));
+    this.ops = this.ops.map((op) => bySeq.get(op.seq) ?? op);
+  }
+
+  /** These answers are recorded: they left the outbox, and may have remapped ids others mention. */
+  async answered(ops: readonly OutboxOp[]): Promise<void> {
+    const done = new Set(ops.map((op) => op.seq));
+    this.ops = this.ops.filter((op) => !done.has(op.seq));
+    // Their creations got real ids: every operation that mentions them was rewritten.
+    const created = new Set(ops.flatMap(creates));
+    if (created.size > 0 && this.ops.some((o) => mentionedIds(o).some((id) => created.has(id)))) await this.reload();
+  }
+}
+
+/**
+ * Sends what can go: independent operations are claimed in batches (one transaction each), sent
+ * with up to IN_FLIGHT requests at once, and their answers recorded in batches (recordAnswers,
+ * one transaction each). Order is kept where it matters — per entity and along temp ids (see
+ * readyBatch): an operation is picked only once everything before it that it depends on has been
+ * answered and recorded. A retryable failure stops the replay (what is in flight is still
+ * settled; what was claimed but not yet sent is released, as if never claimed).
+ */
+export async function push(deps: ReplayDeps): Promise<PushResult> {
+  const pipeline = new Pipeline(deps);
+  try {
+    return await pipeline.run();
+  } finally {
+    // Also when the replay fails (IndexedDB trouble): no request of ours may outlive it, or the
+    // next replay would recover an operation still on the wire and send it a second time.
+    await pipeline.settleRunning();
+    await pipeline.releaseUnsent();
+  }
+}
+
+/** Whole-outbox reads made by replays so far (a regression guard for tests). */
+export function outboxReads(): number {
+  return OutboxView.reads;
+}
+
+/** Readwrite transactions made by replays so far: claims and recorded answers (for tests). */
+export function replayTransactions(): number {
+  return Pipeline.transactions;
+}
+
+class Pipeline {
+  static transactions = 0;
+  private readonly view: OutboxView;
+  /** Claimed (stored as in flight), not yet sent, in seq order; with each one's state before the claim. */
+  private toSend: Array<{ op: OutboxOp; before: OutboxOp }> = [];
+  /** Requests on their way, by seq. */
+  private readonly running = new Map<number, Promise<void>>();
+  /** Answered, to be recorded by the next apply transaction. */
+  private answers: apply.Answer[] = [];
+  /** Why the replay stops (a retryable failure, or no valid token). */
+  private stop: PushResult | null = null;
+  /** The backoff that held back the rest, as of the last pick. */
+  private waitUntil: number | null = null;
+  /** Something else changed the outbox: read it whole before the next pick. */
+  private stale = false;
+  /** Whether the server is known to honour Idempotency-Key (read with each claim, learned from answers). */
+  private idempotent = false;
+  /** An exception (not an answer) from one of the requests: rethrown once the rest has settled. */
+  private crash: { error: unknown } | null = null;
+
+  constructor(private readonly deps: ReplayDeps) {
+    this.view = new OutboxView(deps.db);
+  }
+
+  async run(): Promise<PushResult> {
+    await this.view.reload();
+    for (let guard = 0; guard < 1_000_000; guard++) {
+      while (this.stop === null && this.crash === null && this.running.size < IN_FLIGHT) {
+        if (this.toSend.length === 0 && !(await this.claimNext())) break;
+        this.start(this.toSend.shift()!.op);
+      }
+      // Record answers in batches: when many are waiting, or when a free slot has nothing to send
+      // (what could go next may be waiting for exactly these answers).
+      const starved = this.stop !== null || this.crash !== null || this.running.size < IN_FLIGHT;
+      if (this.answers.length >= BATCH_SIZE || (starved && this.answers.length > 0)) {
+        await this.recordAnswers();
+        continue;
+      }
+      if (this.running.size === 0) break;
+      await Promise.race(this.running.values());
+    }
+    if (this.crash) throw this.crash.error;
+    if (this.running.size > 0 || this.answers.length > 0) throw new Error('outbox replay did not settle');
+    if (this.stop) return this.stop;
+    return this.waitUntil === null ? { kind: 'done' } : { kind: 'waiting', until: this.waitUntil, reason: 'backoff' };
+  }
+
+  /** Claims the next batch of independent operations in one transaction. False: nothing can go now. */
+  private async claimNext(): Promise<boolean> {
+    for (;;) {
+      if (this.stale) {
+        this.stale = false;
+        await this.view.reload();
+      } else {
+        await this.view.appendNew();
+      }
+      const next = readyBatch(this.view.ops, this.view.blocked, this.deps.now(), BATCH_SIZE);
+      this.waitUntil = next.waitUntil;
+      if (next.ops.length === 0) return false;
+      const { claimed, idempotent } = await claim(this.deps, next.ops);
+      Pipeline.transactions++;
+      this.idempotent = this.idempotent || idempotent;
+      this.view.claimed(claimed.map((c) => c.op));
+      this.toSend.push(...claimed);
+      // Changed or cancelled meanwhile: look again.
+      if (claimed.length < next.ops.length) this.stale = true;
+      if (claimed.length > 0) return true;
+    }
+  }
+
+  private start(op: OutboxOp): void {
+    const request = this.replayOne(op)
+      .catch((error: unknown) => {
+        // Not an answer but trouble here (IndexedDB): stop sending and let the caller see it once
+        // the rest has settled. The claim stays: the next replay recovers it as an orphan.
+        this.crash ??= { error };
+      })
+      .finally(() => this.running.delete(op.seq));
+    this.running.set(op.seq, request);
+  }
+
+  private async recordAnswers(): Promise<void> {
+    const answers = this.answers;
+    this.answers = [];
+    await apply.recordAnswers(this.deps.db, answers, this.deps.now());
+    Pipeline.transactions++;
+    await this.view.answered(answers.map((a) => a.op));
+  }
+
+  /** A replay must stop: keep the most urgent reason (sign-in first, then the earliest retry). */
+  private stopWith(result: PushResult): void {
+    const current = this.stop;
+    if (current === null || result.kind === 'unauthenticated') this.stop = result;
+    else if (current.kind === 'waiting' && result.kind === 'waiting' && result.until < current.until) this.stop = result;
+  }
+
+  /** Waits for the requests on their way (their answers, if not recorded, are recovered next time). */
+  async settleRunning(): Promise<void> {
+    await Promise.all(this.running.values());
+  }
+
+  /** Claimed but not sent (the replay stopped first): back to queued, as if never claimed. */
+  async releaseUnsent(): Promise<void> {
+    const unsent = this.toSend;
+    this.toSend = [];
+    if (unsent.length === 0) return;
+    const { db } = this.deps;
+    await db.transaction('rw', db.outbox, async () => {
+      for (const { op, before } of unsent) {
+        const current = await db.outbox.get(op.seq);
+        if (current) await db.outbox.update(op.seq, lifecycle.release(current, before));
+      }
+    });
+  }
+
+  /** Sends one claimed operation and settles it: an answer to record, or a failure stored. */
+  private async replayOne(op: OutboxOp): Promise<void> {
+    const { deps } = this;
+    if (op.cancelledUpload) return this.replayCancelled(op);
+    if (op.body.kind === 'file.upload') {
+      const resumable = await this.resumable(op);
+      if (resumable.kind !== 'ok') return this.failed(op, resumable, false);
+      if (resumable.value) return this.replayResumable(op);
+    }
+    if (op.body.kind === 'file.upload' && !this.idempotent) {
+      if (!op.snapshot) {
+        const snapshot = await takeUploadSnapshot(deps, op.body.conversationId);
+        if (snapshot.kind !== 'ok') return this.failed(op, snapshot, false);
+        op = { ...op, snapshot: snapshot.value };
+        await deps.db.outbox.update(op.seq, { snapshot: op.snapshot });
+      } else if (op.outcomeUnknown) {
+        const found = await verifyUpload(deps, op);
+        if (found.kind !== 'ok') return this.failed(op, found, false);
+        if (found.value) {
+          this.answers.push({ op, effect: unlessCancelled(found.value.id, apply.fileUploaded(found.value)) });
+          return;
+        }
+      }
+    }
+
+    const outcome = await send(deps, op);
+    if (outcome.kind === 'ok') {
+      if (outcome.replayed) {
+        this.idempotent = true;
+        await setMeta(deps.db, 'serverIdempotency', true);
+      }
+      this.answers.push({ op, effect: outcome.value });
+      return;
+    }
+    if (op.body.kind === 'file.upload') {
+      // Cancelled while its request was out (a POST /v1/files cannot be aborted from here): the
+      // cancellation goes on at once; a request whose answer was lost may have made the file.
+      const current = await deps.db.outbox.get(op.seq);
+      const unknown = outcome.kind === 'network' || outcome.kind === 'server';
+      if (current?.cancelledUpload) return this.replayCancelled({ ...current, outcomeUnknown: current.outcomeUnknown || unknown });
+    }
+    return this.failed(op, outcome, true);
+  }
+
+  /**
+   * Whether this upload goes through tus (resumable-upload.ts). One that has begun so keeps to it;
+   * one already sent as POST /v1/files whose outcome is unknown keeps to that (its verification
+   * is that path's); otherwise: does the server offer /v1/uploads (asked once, remembered).
+   */
+  private async resumable(op: OutboxOp): Promise<Outcome<boolean>> {
+    const tus = this.deps.resumable;
+    if (op.tus) {
+      if (tus) return { kind: 'ok', value: true, replayed: false, serverTime: null };
+      // Begun through tus (by the app's worker); this replayer cannot go on with it (the service
+      // worker's flush has no tus client): it waits for the app.
+      return { kind: 'server', status: 0, message: 'this resumable upload continues when the app is open' };
+    }
+    if (!tus || op.outcomeUnknown) return { kind: 'ok', value: false, replayed: false, serverTime: null };
+    return tus.offered(this.tusDeps());
+  }
+
+  private tusDeps() {
+    const { deps } = this;
+    return { ...deps, stallMs: deps.uploadStallMs, patchBytes: deps.uploadPatchBytes, cancelPollMs: deps.uploadCancelPollMs, idempotent: this.idempotent };
+  }
+
+  /**
+   * A cancelled upload (lifecycle.ts `cancelled`): ended on the server — the tus upload terminated
+   * (its HEAD first: a completed one names its file), the file deleted if one was made. 404 of
+   * either is done. Then the row leaves the outbox like any answered operation.
+   */
+  private async replayCancelled(op: OutboxOp): Promise<void> {
+    const { deps } = this;
+    const cancelled = op.cancelledUpload!;
+    let fileId = cancelled.fileId;
+    if (!fileId && !op.tus && op.outcomeUnknown && op.snapshot && !this.idempotent) {
+      // Sent as POST /v1/files, answer lost, on a server without keys: did it make the file?
+      const found = await verifyUpload(deps, { ...op, body: cancelled.upload });
+      if (found.kind !== 'ok') return this.failed(op, found, true); // still unknown: verified again next time
+      fileId = found.value?.id ?? null;
+    }
+    let url = op.tus?.url ?? null;
+    if (url === null && op.tus?.bytesKey && !fileId) {
+      // Its creation went with the file's bytes and no answer came: the upload (or even its file)
+      // may exist. The same creation again, without the bytes, names it.
+      const found = await locateUpload(deps, op.tus.bytesKey, cancelled.upload);
+      if (found.kind !== 'ok') return this.failed(op, found, true);
+      url = found.value.url;
+      fileId = found.value.fileId;
+    }
+    const ended = await terminate(deps, url, fileId, idempotencyKeyOf(op));
+    if (ended.kind !== 'ok') return this.failed(op, ended, true);
+    this.answers.push({ op, effect: apply.fileDeleted });
+  }
+
+  /**
+   * Sends (or resumes) an upload through tus; its completion names the file, which is then read as
+   * it is now (GET /v1/files/:id) and applied exactly as POST /v1/files's answer would be.
+   */
+  private async replayResumable(op: OutboxOp): Promise<void> {
+    const { deps } = this;
+    const onProgress =
+      deps.onUploadProgress && ((sent: number, total: number, resumed: boolean) => deps.onUploadProgress!(op.entityId, sent, total, resumed));
+    const attempt = await deps.resumable!.send(this.tusDeps(), op, idempotencyKeyOf(op), onProgress);
+    // The user cancelled it while it ran (the transfer was aborted), or just as it completed or
+    // failed: whatever the attempt's outcome, end it now, under the same claim.
+    const current = await deps.db.outbox.get(op.seq);
+    if (current?.cancelledUpload) {
+      if (attempt.outcome.kind !== 'ok') return this.replayCancelled(current);
+      // Made by its creation (the whole file in one request): its URL, so that its record goes too.
+      const url = current.tus && !current.tus.url && attempt.url ? { tus: { ...current.tus, url: attempt.url } } : {};
+      const made = { ...lifecycle.cancelledUploadMade(current, attempt.outcome.value), ...url };
+      await deps.db.outbox.update(op.seq, made);
+      return this.replayCancelled({ ...current, ...made });
+    }
+    if (attempt.outcome.kind !== 'ok') {
+      // Bytes moved: the next try need not wait as if nothing had (the backoff starts again).
+      if (attempt.progressed) await deps.db.outbox.update(op.seq, { attempts: 1 });
+      return this.failed(op, attempt.outcome, attempt.sent);
+    }
+    const fileId = attempt.outcome.value;
+    // The completion's answer carried the file (as it is now: it was just made), else read it.
+    if (attempt.file) {
+      this.answers.push({ op, effect: unlessCancelled(fileId, apply.fileUploaded(attempt.file)) });
+      return;
+    }
+    const file = await call(deps, { method: 'GET', path: `v1/files/${fileId}` }, FileObject);
+    if (file.kind === 'ok') {
+      this.answers.push({ op, effect: unlessCancelled(fileId, apply.fileUploaded(file.value)) });
+      return;
+    }
+    if (file.kind === 'refused' && file.status === 404 && op.body.kind === 'file.upload') {
+      // Made, then deleted (elsewhere) before we could read it: ours, and gone.
+      const body = op.body;
+      const stub = { id: fileId, message_id: body.messageId ?? body.tempMessageId ?? fileId } as FileObjectT;
+      this.answers.push({ op, effect: unlessCancelled(fileId, apply.fileUploaded(stub, true)) });
+      return;
+    }
+    // The file exists (the upload is complete): the next attempt's HEAD names it again.
+    return this.failed(op, file, true);
+  }
+
+  private async failed(op: OutboxOp, outcome: Exclude<Outcome<unknown>, { kind: 'ok' }>, sent: boolean): Promise<void> {
+    const result = await settleFailure(this.deps, op, outcome, sent);
+    this.stale = true; // its stored state changed (queued with a backoff, failed, rewritten or gone)
+    if (result) this.stopWith(result);
+  }
+}
+
+/**
+ * Marks these operations in flight before anything is sent, in one transaction, and reads
+ * whether the server is known to be idempotent. Skips any that is no longer queued as read, or
+ * whose body changed meanwhile (the client amended it). Returns the claimed ones as stored.
+ */
+async function claim(
+  deps: ReplayDeps,
+  ops: readonly OutboxOp[],
+): Promise<{ claimed: Array<{ op: OutboxOp; before: OutboxOp }>; idempotent: boolean }> {
+  const { db } = deps;
+  return db.transaction('rw', db.outbox, db.meta, async () => {
+    const stored = await db.outbox.bulkGet(ops.map((op) => op.seq));
+    const claimed: Array<{ op: OutboxOp; before: OutboxOp }> = [];
+    const now = deps.now();
+    ops.forEach((op, i) => {
+      const current = stored[i];
+      if (!current || current.state !== 'queued' || JSON.stringify(current.body) !== JSON.stringify(op.body)) return;
+      claimed.push({ op: { ...current, ...lifecycle.claim(current, now) }, before: current });
+    });
+    await db.outbox.bulkPut(claimed.map((c) => c.op));
+    return { claimed, idempotent: await serverSupportsIdempotency(db) };
+  });
+}
+
+/** Sends the operation's request; on success returns how to apply it. */
+async function send(deps: ReplayDeps, op: OutboxOp): Promise<Outcome<apply.Effect>> {
+  const key = idempotencyKeyOf(op);
+  const body = op.body;
+  switch (body.kind) {
+    case 'conversation.create': {
+      const input = partyOf(body);
+      const out = await call(deps, { method: 'POST', path: 'v1/conversations', json: input, idempotencyKey: key }, Conversation);
+      if (out.kind === 'refused' && out.error?.code === 'conversation_exists' && out.error.existing_id) {
+        // Made by another device, or by our own earlier attempt whose response was lost: adopt it.
+        const existing = await call(deps, { method: 'GET', path: `v1/conversations/${out.error.existing_id}` }, Conversation);
+        return map(existing, (c) => apply.conversationCreated(c));
+      }
+      return map(await asItIsNow(deps, out, (c) => `v1/conversations/${c.id}`, Conversation), (c, gone) => apply.conversationCreated(c, gone));
+    }
+    case 'conversation.update': {
+      const json: Record<string, unknown> = { ...body.patch };
+      // The contract clears with an empty string; every server accepts that form.
+      if (json.pinned_message_id === null) json.pinned_message_id = '';
+      if (json.archived_at === null) json.archived_at = '';
+      const out = await call(deps, { method: 'PUT', path: `v1/conversations/${op.entityId}`, json, idempotencyKey: key }, Conversation);
+      return map(await asItIsNow(deps, out, (c) => `v1/conversations/${c.id}`, Conversation), (c, gone) => apply.conversationUpdated(c, gone));
+    }
+    case 'conversation.delete': {
+      const out = await call(deps, { method: 'DELETE', path: `v1/conversations/${op.entityId}`, idempotencyKey: key }, null);
+      return goneIsDone(out, apply.conversationDeleted);
+    }
+    case 'file.upload': {
+      const chunks = await deps.db.uploadChunks.where('opId').equals(op.id).sortBy('index');
+      if (chunks.length !== body.chunkCount) {
+        return { kind: 'refused', status: 0, error: null, message: 'the bytes of this upload are missing on this device' };
+      }
+      const form = new FormData();
+      if (body.messageId) form.append('message_id', body.messageId);
+      else form.append('conversation_id', body.conversationId);
+      form.append('file', new Blob(chunks.map((c) => c.bytes), { type: body.fileType }), body.filename);
+      const onUploadProgress = deps.onUploadProgress && ((sent: number, total: number) => deps.onUploadProgress!(op.entityId, sent, total));
+      // No fixed limit for the transfer: abandoned when stalled, then sent again with the same key.
+      const stallMs = deps.uploadStallMs ?? UPLOAD_STALL_MS;
+      const out = await call(deps, { method: 'POST', path: 'v1/files', form, idempotencyKey: key, onUploadProgress, stallMs }, FileObject);
+      return map(await asItIsNow(deps, out, (f) => `v1/files/${f.id}`, FileObject), (f, gone) => unlessCancelled(f.id, apply.fileUploaded(f, gone)));
+    }
+    case 'file.rename': {
+      const out = await call(deps, { method: 'PUT', path: `v1/files/${op.entityId}`, json: { filename: body.filename }, idempotencyKey: key }, FileObject);
+      return map(await asItIsNow(deps, out, (f) => `v1/files/${f.id}`, FileObject), (f, gone) => apply.fileRenamed(f, gone));
+    }
+    case 'file.delete': {
+      const out = await call(deps, { method: 'DELETE', path: `v1/files/${op.entityId}`, idempotencyKey: key }, null);
+      return goneIsDone(out, apply.fileDeleted);
+    }
+  }
+}
+
+/**
+ * An upload's answer, recorded unless the user cancelled the upload while its request was out:
+ * then the file it made is to be deleted. Recorded answers leave the outbox, so the cancellation
+ * is queued again (lifecycle.ts `cancelRequeued`) in the same transaction, naming the file.
+ */
+function unlessCancelled(fileId: string, effect: apply.Effect): apply.Effect {
+  return async (db, op) => {
+    const current = await db.outbox.get(op.seq);
+    if (!current?.cancelledUpload) return effect(db, op);
+    // The same operation (its id is unique) in a new row: the answered row goes first.
+    await db.outbox.delete(op.seq);
+    await db.outbox.add(lifecycle.cancelRequeued(current, fileId) as OutboxOp);
+    return [op.entityId];
+  };
+}
+
+/**
+ * Ends a cancelled upload on the server: HEAD of the tus upload (404/410: already gone; a
+ * completed one names its file), the file deleted (DELETE /v1/files/:id, 404 = done), then the
+ * upload terminated (DELETE <url>, tus termination: its stored bytes go; 404 = done). Plain
+ * requests (no tus-js-client), so any replayer can send them.
+ */
+async function terminate(deps: ReplayDeps, url: string | null, knownFileId: string | null, key: string): Promise<Outcome<null>> {
+  const ok: Outcome<null> = { kind: 'ok', value: null, replayed: false, serverTime: null };
+  let fileId = knownFileId;
+  let uploadGone = url === null;
+  if (url !== null) {
+    const head = await tusRequest(deps, 'HEAD', url);
+    if (head.kind !== 'ok') return head;
+    if (head.value.status === 404 || head.value.status === 410) uploadGone = true;
+    else fileId ??= head.value.headers.get('upload-file-id');
+  }
+  if (fileId) {
+    const deleted = await call(deps, { method: 'DELETE', path: `v1/files/${fileId}`, idempotencyKey: `${key}~file` }, null);
+    if (deleted.kind !== 'ok' && !(deleted.kind === 'refused' && deleted.status === 404)) return deleted;
+  }
+  if (!uploadGone) {
+    const ended = await tusRequest(deps, 'DELETE', url!, `${key}~upload`);
+    if (ended.kind !== 'ok') return ended;
+  }
+  return ok;
+}
+
+/**
+ * The upload a creation with bytes made, whose answer was lost: the same creation (its key, length
+ * and metadata, as resumable-upload.ts sent them) without the bytes. A server with keys answers
+ * with that upload (and its file, if the bytes all arrived); if the first never arrived, this makes
+ * a new, empty upload, which the termination then ends.
+ */
+async function locateUpload(
+  deps: ReplayDeps,
+  key: string,
+  upload: UploadBody,
+): Promise<Outcome<{ url: string | null; fileId: string | null }>> {
+  const metadata: Record<string, string> = { filename: upload.filename, filetype: upload.fileType };
+  if (upload.messageId) metadata.message_id = upload.messageId;
+  else metadata.conversation_id = upload.conversationId;
+  const endpoint = new URL('v1/uploads', deps.baseUrl.endsWith('/') ? deps.baseUrl : `${deps.baseUrl}/`).toString();
+  const created = await tusRequest(deps, 'POST', endpoint, key, {
+    'Upload-Length': String(upload.size),
+    'Upload-Metadata': Object.entries(metadata)
+      .map(([name, value]) => `${name} ${base64(value)}`)
+      .join(','),
+  });
+  if (created.kind !== 'ok') return created;
+  const response = created.value;
+  const location = response.headers.get('location');
+  // Its target is gone (and with it any file it made), or the server no longer has /v1/uploads.
+  if (response.status === 404 || response.status === 410) return { kind: 'ok', value: { url: null, fileId: null }, replayed: false, serverTime: null };
+  if (!response.ok || !location) {
+    return { kind: 'refused', status: response.status, error: null, message: `the upload could not be found (HTTP ${response.status})` };
+  }
+  return { kind: 'ok', value: { url: new URL(location, endpoint).toString(), fileId: response.headers.get('upload-file-id') }, replayed: false, serverTime: null };
+}
+
+/** UTF-8, then base64, as tus-js-client encodes Upload-Metadata values. */
+function base64(value: string): string {
+  let binary = '';
+  for (const byte of new TextEncoder().encode(value)) binary += String.fromCharCode(byte);
+  return btoa(binary);
+}
+
+/** A tus request without a body; a 2xx, 404 or 410 is an answer (`ok`), anything else classified as call() does. */
+async function tusRequest(
+  deps: ReplayDeps,
+  method: 'HEAD' | 'DELETE' | 'POST',
+  url: string,
+  idempotencyKey?: string,
+  extra: Record<string, string> = {},
+): Promise<Outcome<Response>> {
+  const token = await deps.getToken();
+  if (!token) return { kind: 'unauthenticated', message: 'not signed in' };
+  const headers: Record<string, string> = { ...extra, Authorization: `Bearer ${token}`, 'Tus-Resumable': '1.0.0' };
+  if (idempotencyKey) headers['Idempotency-Key'] = idempotencyKey;
+  let response: Response;
+  try {
+    const signal = AbortSignal.timeout(deps.uploadStallMs ?? UPLOAD_STALL_MS);
+    response = await deps.fetch(url, { method, headers, signal });
+  } catch (error) {
+    return { kind: 'network', message: error instanceof Error ? error.message : String(error), unreachable: deps.isOffline?.() === true };
+  }
+  await deps.onResponse?.(response.headers);
+  const text = await response.text().catch(() => '');
+  const status = response.status;
+  if (response.ok || status === 404 || status === 410) return { kind: 'ok', value: response, replayed: false, serverTime: null };
+  let message = `HTTP ${status}`;
+  try {
+    message = (JSON.parse(text) as { message?: string }).message ?? message;
+  } catch {
+    // not JSON
+  }
+  if (status === 401) return { kind: 'unauthenticated', message };
+  if (status === 429) return { kind: 'rate_limited', retryAfter: response.headers.get('retry-after'), message };
+  if (status === 409) return { kind: 'in_progress', retryAfter: response.headers.get('retry-after'), message };
+  if (status >= 500) return { kind: 'server', status, message };
+  return { kind: 'refused', status, error: null, message };
+}
+
+function map<T, U>(out: Outcome<T | Gone<T>>, f: (value: T, gone: boolean) => U): Outcome<U> {
+  if (out.kind !== 'ok') return out;
+  const gone = out.value instanceof Gone;
+  return { ...out, value: f(gone ? (out.value as Gone<T>).object : (out.value as T), gone) };
+}
+
+/** The object of a replayed answer that has been deleted since. */
+class Gone<T> {
+  constructor(readonly object: T) {}
+}
+
+/**
+ * An idempotent server replays the answer it stored when it first acted: the object as it was
+ * THEN. It may have changed since (another device's mute) or be gone (deleted elsewhere), and a
+ * pull since may already have brought that news, which the change feed will not repeat: so ask
+ * for the object as it is now. Replays are rare (a lost answer, then a retry): one GET each.
+ */
+async function asItIsNow<T>(
+  deps: ReplayDeps,
+  out: Outcome<T>,
+  path: (object: T) => string,
+  schema: Parameters<typeof call<T>>[2],
+): Promise<Outcome<T | Gone<T>>> {
+  if (out.kind !== 'ok' || !out.replayed) return out;
+  const now = await call(deps, { method: 'GET', path: path(out.value) }, schema);
+  if (now.kind === 'refused' && now.status === 404) return { ...out, value: new Gone(out.value) };
+  return now.kind === 'ok' ? { ...now, replayed: true } : now;
+}
+
+/** A delete answered 404 already happened (our lost first attempt, or someone else). */
+function goneIsDone(out: Outcome<unknown>, applier: apply.Effect): Outcome<apply.Effect> {
+  if (out.kind === 'ok' || (out.kind === 'refused' && out.status === 404)) {
+    return { kind: 'ok', value: applier, replayed: out.kind === 'ok' && out.replayed, serverTime: null };
+  }
+  return out;
+}
+
+/**
+ * Records a failure. `sent`: the operation's own request went out (vs. a preparatory GET).
+ * Network errors and 5xx leave the outcome unknown; 429 and 4xx say the server did not act.
+ */
+async function settleFailure(
+  deps: ReplayDeps,
+  op: OutboxOp,
+  outcome: Exclude<Outcome<unknown>, { kind: 'ok' }>,
+  sent: boolean,
+): Promise<PushResult | null> {
+  const now = deps.now();
+  const { db } = deps;
+  return db.transaction('rw', answerScope(db), async () => {
+    const current = await db.outbox.get(op.seq);
+    if (!current) return null;
+    const attempts = Math.max(1, current.attempts);
+    const error = { status: 'status' in outcome ? outcome.status : 0, code: outcome.kind, message: outcome.message };
+    switch (outcome.kind) {
+      case 'network':
+        if (outcome.unreachable) {
+          await db.outbox.update(op.seq, lifecycle.unreachable(current, now, error, sent));
+          return { kind: 'waiting', until: now, reason: 'offline' };
+        }
+      // falls through: a lost answer (sent, no response) backs off like a 5xx
+      case 'server': {
+        const until = now + backoffDelay(attempts, deps.random, deps.backoff.baseMs, deps.backoff.maxMs);
+        await db.outbox.update(op.seq, lifecycle.retryLater(current, until, error, sent));
+        return { kind: 'waiting', until, reason: outcome.kind };
+      }
+      case 'rate_limited':
+      case 'in_progress': {
+        const hinted = retryAfterMs(outcome.retryAfter, now);
+        const until = now + (hinted ?? backoffDelay(attempts, deps.random, deps.backoff.baseMs, deps.backoff.maxMs));
+        // In progress: an earlier request with this key is running, so the outcome stays unknown and
+        // the key stays the same (its answer is what we want); only a server with keys says so.
+        const inProgress = outcome.kind === 'in_progress';
+        if (inProgress) await setMeta(db, 'serverIdempotency', true);
+        await db.outbox.update(op.seq, lifecycle.retryLater(current, until, error, inProgress));
+        return { kind: 'waiting', until, reason: outcome.kind };
+      }
+      case 'unauthenticated': {
+        // Not the operation's fault: it waits, unchanged, until the user signs in again.
+        await db.outbox.update(op.seq, lifecycle.awaitSignIn(current));
+        return { kind: 'unauthenticated', message: outcome.message };
+      }
+      case 'refused': {
+        if (op.body.kind === 'conversation.update' && lacksLastOpened(outcome)) {
+          // A server with only the brief's interface has no last_opened_at: not the user's
+          // fault and nothing to retry. Send the rest, and stop reporting opens to this server
+          // (markOpened becomes a no-op; the field then stays what the server says, null).
+          const { last_opened_at: _dropped, ...rest } = op.body.patch;
+          await setMeta(db, 'serverLacksLastOpened', true);
+          if (Object.keys(rest).length === 0) {
+            await db.outbox.delete(op.seq);
+            await rebuildViews(db, { conversations: [op.entityId] }, now);
+          } else {
+            await db.outbox.update(op.seq, lifecycle.rewritten(current, { kind: 'conversation.update', patch: rest }));
+          }
+          return null;
+        }
+        const code = outcome.error?.code ?? `http_${outcome.status}`;
+        await db.outbox.update(op.seq, lifecycle.deadLettered(current, { status: outcome.status, code, message: outcome.message }));
+        await rebuildViews(db, { conversations: mentionedIds(op), files: mentionedIds(op) }, now);
+        return null;
+      }
+    }
+  });
+}
+
+function lacksLastOpened(outcome: Extract<Outcome<unknown>, { kind: 'refused' }>): boolean {
+  return outcome.status === 400 && outcome.error?.code === 'parameter_unknown' && outcome.error.param === 'last_opened_at';
+}
+
+
+// ---- Uploads against a server without idempotency ----
+//
+// Before the first send we record the newest file of the target conversation and the server's
+// clock (snapshot). If the response is then lost, before sending again we list the
+// conversation's files newer than that snapshot (the list is newest-first by an internal
+// sequence, so everything created since sits before the snapshot's file) and look for one with
+// our filename and byte size (and message, when attaching to one), created no earlier than the
+// snapshot's server time, that is not already the result of another of our uploads (idAliases).
+// If found, that is our upload: adopt it instead of sending. If not, the server never acted:
+// send. The residual risk is another device uploading a file of identical name and size into
+// the same conversation in that window; we would then show theirs as ours — no data is lost
+// on the server and no duplicate is created. A request still being processed when we check
+// would be missed; the backoff before any retry makes that window small, and a server with
+// idempotency closes it entirely (we skip all this once we have seen Idempotent-Replayed).
+
+async function takeUploadSnapshot(deps: ReplayDeps, conversationId: string): Promise<Outcome<UploadSnapshot>> {
+  const out = await call(deps, { method: 'GET', path: 'v1/files', query: { conversation_id: conversationId, limit: 1 } }, FilePage);
+  if (out.kind !== 'ok') return out;
+  return { ...out, value: { newestFileId: out.value.data[0]?.id ?? null, serverTime: out.serverTime } };
+}
+
+async function verifyUpload(deps: ReplayDeps, op: OutboxOp): Promise<Outcome<FileObjectT | null>> {
+  if (op.body.kind !== 'file.upload' || !op.snapshot) return { kind: 'ok', value: null, replayed: false, serverTime: null };
+  const body = op.body;
+  const snapshot = op.snapshot;
+  const candidates: FileObjectT[] = [];
+  let startingAfter: string | undefined;
+  scan: for (;;) {
+    const page = await call(
+      deps,
+      { method: 'GET', path: 'v1/files', query: { conversation_id: body.conversationId, limit: 100, starting_after: startingAfter } },
+      FilePage,
+    );
+    if (page.kind !== 'ok') return page;
+    for (const file of page.value.data) {
+      if (file.id === snapshot.newestFileId) break scan;
+      const matches =
+        file.filename === body.filename &&
+        file.file_size === body.size &&
+        (body.messageId === null || file.message_id === body.messageId) &&
+        (snapshot.serverTime === null || file.created_at >= snapshot.serverTime - 1);
+      if (matches && (await deps.db.idAliases.where('realId').equals(file.id).count()) === 0) candidates.push(file);
+    }
+    if (!page.value.has_more || page.value.data.length === 0) break;
+    startingAfter = page.value.data.at(-1)!.id;
+  }
+  // Oldest first: if several match, the earliest one created after our first send is ours.
+  return { kind: 'ok', value: candidates.at(-1) ?? null, replayed: false, serverTime: null };
+}
+

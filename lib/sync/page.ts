@@ -1,0 +1,41 @@
+// What the page may use of the sync core: reading the mirror, the status, sign-in and sign-out,
+// and the client (loaded on the first write). The only import of lib/sync for app/, lib/view and
+// lib/offline (the lint enforces it), so a page import of worker code is visible here. Everything
+// named here is small or already on the first screen; what is not (the write path, the identity
+// checks) is handed out as a loader, so it stays in a chunk of its own.
+export { SyncInputError } from './core/errors';
+export type { FetchLike } from './core/http';
+export {
+  anonymousDatabaseName,
+  databaseExists,
+  legacyDatabaseName,
+  openSyncDb,
+  userDatabaseName,
+  type ConversationView,
+  type FileView,
+  type OfflineFile,
+  type ParleyDb,
+  type SyncState,
+} from './mirror/db';
+export { BY_ARCHIVED_INDEX, ORDER_INDEX, WORDS_INDEX } from './mirror/list-keys';
+export { deleteMeta, getMeta, setMeta, type MetaValues } from './mirror/meta';
+export { MIRROR_CLEARED_KEY, readSyncStatus, statusLabel, type FailedOperation, type MirrorCleared, type SyncStatus } from './engine/status';
+export { readUploadProgress, type UploadProgress } from './engine/upload-progress';
+export { isTempId } from './outbox/operations';
+export { loadClientModule } from './outbox/lazy-client';
+export type { SyncClient } from './outbox/client';
+export { readFirstSyncProgress, type PullProgress } from './pull/state';
+export { connectSync, type SyncConnection } from './session/connect';
+export type { CheckFailure, WhoAmI } from './session/identity';
+export {
+  addReports,
+  forgetOpenedFiles,
+  NOTHING_REMOVED,
+  OPENED_FILES_CACHE,
+  removeDatabase,
+  thumbnailsDatabaseName,
+  type RemovalReport,
+} from './session/removal';
+
+/** The identity checks (`GET /v1/me`, the probe), with the schemas they validate answers with: loaded when a check is due. */
+export const loadIdentity = () => import('./session/identity');

@@ -1,0 +1,75 @@
+// Page side of the sync worker: starts it, forwards the page-only triggers (tab visible) and
+// nudges it after local writes. The UI gets the client (writes) and reads Dexie directly.
+import * as Comlink from 'comlink';
+import type { SyncWorkerApi } from '../../../workers/sync.worker';
+import { syncTagFor } from './sync-tag';
+import type { SyncClient } from '../outbox/client';
+import { openSyncDb, type ParleyDb } from '../mirror/db';
+import { createLazySyncClient } from '../outbox/lazy-client';
+
+export interface SyncConnection {
+  db: ParleyDb;
+  client: SyncClient;
+  worker: Comlink.Remote<SyncWorkerApi>;
+  close(): void;
+}
+
+/** `database`: the user's database name (lib/view/session.ts decides which one). */
+export async function connectSync(options: { database: string; baseUrl: string; token: string | null }): Promise<SyncConnection> {
+  const raw = new Worker(new URL('../../../workers/sync.worker.ts', import.meta.url), { type: 'module' });
+  const worker = Comlink.wrap<SyncWorkerApi>(raw);
+  const db = openSyncDb(options.database, { chromeTransactionDurability: 'strict' });
+  // Loaded on the first write: the first screen only reads (see lazy-client.ts).
+  const client = createLazySyncClient(db, {
+    onLocalWrite: () => {
+      void worker.requestSync();
+      registerBackgroundSync(options.database);
+    },
+    // An upload that cannot fit is refused before it is queued (see client.uploadFile).
+    estimateStorage: navigator.storage?.estimate ? () => navigator.storage.estimate() : undefined,
+  });
+  // Safari may evict a non-installed site's storage; ask to keep the outbox.
+  void navigator.storage?.persist?.().catch(() => false);
+  // Returning to the app and the network coming back end every backoff: the user expects their
+  // changes to go now. A dedicated worker may never see `online` itself, so the page forwards it.
+  const onVisible = () => {
+    if (document.visibilityState === 'visible') void worker.wake();
+  };
+  const onOnline = () => void worker.setOnline(true);
+  const onOffline = () => void worker.setOnline(false);
+  document.addEventListener('visibilitychange', onVisible);
+  window.addEventListener('online', onOnline);
+  window.addEventListener('offline', onOffline);
+  await worker.start(options);
+  if (!navigator.onLine) await worker.setOnline(false);
+  return {
+    db,
+    client,
+    worker,
+    close() {
+      document.removeEventListener('visibilitychange', onVisible);
+      window.removeEventListener('online', onOnline);
+      window.removeEventListener('offline', onOffline);
+      void worker.stop();
+      raw.terminate();
+      db.close();
+    },
+  };
+}
+
+/** The part of ServiceWorkerRegistration that Background Sync adds (not in TypeScript's DOM types). */
+interface WithSyncManager {
+  sync?: { register(tag: string): Promise<void> };
+}
+
+/**
+ * Where Background Sync exists (Chromium, Android), the service worker sends the queued changes
+ * when connectivity returns, even if the app was closed meanwhile (lib/sync/background.ts).
+ * Elsewhere the worker's own triggers (a write, `online`, the tab becoming visible) are all.
+ */
+function registerBackgroundSync(database: string): void {
+  if (!('serviceWorker' in navigator) || !('SyncManager' in self)) return;
+  void navigator.serviceWorker.ready
+    .then((registration) => (registration as ServiceWorkerRegistration & WithSyncManager).sync?.register(syncTagFor(database)))
+    .catch(() => {});
+}

@@ -1,0 +1,91 @@
+// Removing a user's data from the device (sign-out): their local databases (mirror, outbox and
+// the bytes of queued uploads) and the service worker's cache of opened files. Counts what it
+// removes, so the UI can say so.
+import { Dexie, type DexieOptions } from 'dexie';
+import { databaseExists, openSyncDb } from '../mirror/db';
+
+/** The service worker's cache of opened files (workers/sw.ts): clinical documents. */
+export const OPENED_FILES_CACHE = 'parley-files';
+/** Where workbox-expiration keeps a timestamp per cached URL (URLs name the files). */
+const EXPIRATION_DB = 'workbox-expiration';
+const EXPIRATION_STORE = 'cache-entries';
+
+export interface RemovalReport {
+  databases: number;
+  conversations: number;
+  files: number;
+  /** Outbox operations, failed ones included: changes that never reached the server. */
+  unsyncedChanges: number;
+  /** Bytes of queued uploads that were stored on the device. */
+  uploadBytes: number;
+  /** Responses in the opened-files cache. */
+  openedDocuments: number;
+}
+
+export const NOTHING_REMOVED: RemovalReport = {
+  databases: 0,
+  conversations: 0,
+  files: 0,
+  unsyncedChanges: 0,
+  uploadBytes: 0,
+  openedDocuments: 0,
+};
+
+/** The image thumbnails of a user's files (lib/view/viewer/thumbnails.ts): not a `parley-sync-` name, which would read as a user's database. */
+export function thumbnailsDatabaseName(database: string): string {
+  return `parley-thumbnails-${database}`;
+}
+
+/** Counts what one database holds, then deletes it (and its thumbnails). A name with no database counts as nothing. */
+export async function removeDatabase(name: string, options: DexieOptions = {}): Promise<RemovalReport> {
+  // Images of the user's files: gone with the database, whatever else is there.
+  await new Dexie(thumbnailsDatabaseName(name), { ...options, addons: [] }).delete().catch(() => {});
+  if (!(await databaseExists(name, options))) return NOTHING_REMOVED;
+  const db = openSyncDb(name, options);
+  let uploadBytes = 0;
+  const [conversations, files, unsyncedChanges] = await db.transaction('r', [db.conversations, db.files, db.outbox, db.uploadChunks], async () => {
+    await db.uploadChunks.each((chunk) => {
+      uploadBytes += chunk.bytes.byteLength;
+    });
+    return Promise.all([db.conversations.count(), db.files.count(), db.outbox.count()]);
+  });
+  // Other tabs' connections close themselves on the version change (Dexie's default).
+  await db.delete();
+  return { ...NOTHING_REMOVED, databases: 1, conversations, files, unsyncedChanges, uploadBytes };
+}
+
+/**
+ * Empties the opened-files cache and workbox's bookkeeping of it (which lists the files' URLs).
+ * The cache is per origin, not per user: any sign-out clears it. Returns how many were cached.
+ */
+export async function forgetOpenedFiles(caches: CacheStorage | null, options: DexieOptions = {}): Promise<number> {
+  let count = 0;
+  if (caches && (await caches.has(OPENED_FILES_CACHE))) {
+    count = (await (await caches.open(OPENED_FILES_CACHE)).keys()).length;
+    await caches.delete(OPENED_FILES_CACHE);
+  }
+  // Opened without a version: the service worker owns the schema (never create it here).
+  if (await databaseExists(EXPIRATION_DB, options)) {
+    const db = new Dexie(EXPIRATION_DB, { ...options, addons: [] });
+    try {
+      await db.open();
+      if (db.tables.some((t) => t.name === EXPIRATION_STORE)) {
+        await db.table(EXPIRATION_STORE).where('cacheName').equals(OPENED_FILES_CACHE).delete();
+      }
+    } finally {
+      db.close();
+    }
+  }
+  return count;
+}
+
+export function addReports(a: RemovalReport, b: RemovalReport): RemovalReport {
+  return {
+    databases: a.databases + b.databases,
+    conversations: a.conversations + b.conversations,
+    files: a.files + b.files,
+    unsyncedChanges: a.unsyncedChanges + b.unsyncedChanges,
+    uploadBytes: a.uploadBytes + b.uploadBytes,
+    openedDocuments: a.openedDocuments + b.openedDocuments,
+  };
+}
