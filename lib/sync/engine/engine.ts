@@ -8,7 +8,8 @@ import { advertisesIdempotency, type FetchLike, type HttpDeps, type UploadLike }
 import { Leadership, type LeaderLocks, type OpenTabChannel } from './leader';
 import { LiveStream } from './live';
 import { pull, type PullDeps, type PullResult } from '../pull/pull';
-import { push, recoverInflight, type PushResult } from '../outbox/replay';
+import { push, recoverInflight, type PushResult, type ReplayProbe } from '../outbox/replay';
+import { woken } from '../outbox/lifecycle';
 import { UploadProgressWriter } from './upload-progress';
 import type { ResumableUploads } from '../outbox/resumable-upload';
 import { INITIAL_STATUS, updateStatus } from './status';
@@ -84,6 +85,8 @@ export interface EngineDeps {
   tabs?: { database: string; locks?: LeaderLocks; openChannel?: OpenTabChannel };
   /** Tuning of the pull (feed page size, scan concurrency); tests use small pages. */
   pullOptions?: Pick<PullDeps, 'feedPageLimit' | 'scanConcurrency'>;
+  /** Told of the replay's whole-outbox reads and transactions (replay.ts ReplayProbe; tests count them). */
+  replayProbe?: ReplayProbe;
 }
 
 export interface SyncReport {
@@ -189,7 +192,7 @@ export class SyncEngine {
         this.movedAt = this.clock.now(); // bytes moving: a slow upload is not a stuck queue
         this.progress.report(fileId, sent, total, resumed);
       };
-      let pushed = await push({ ...common, random: this.random, backoff: this.backoff, onUploadProgress });
+      let pushed = await push({ ...common, random: this.random, backoff: this.backoff, onUploadProgress, probe: this.deps.replayProbe });
       let pulled: PullResult | null = null;
       if (pushed.kind === 'done' || (pushed.kind === 'waiting' && pushed.reason === 'backoff')) {
         pulled = await pull({ ...common, ...this.deps.pullOptions, db: this.deps.mirrorDb ?? db });
@@ -199,7 +202,7 @@ export class SyncEngine {
         }
         // Writes made while we pulled: push them now rather than at the next trigger.
         if (pulled.kind === 'done' && (await db.outbox.where('state').equals('queued').count()) > 0) {
-          pushed = await push({ ...common, random: this.random, backoff: this.backoff, onUploadProgress });
+          pushed = await push({ ...common, random: this.random, backoff: this.backoff, onUploadProgress, probe: this.deps.replayProbe });
         }
       }
       await this.recordOutcome(pushed, pulled);
@@ -224,7 +227,7 @@ export class SyncEngine {
       // (the browser retries an event rarely, and not for long).
       await clearWaits(db, this.clock.now(), this.backoff.baseMs);
       const now = () => this.clock.now();
-      const pushed = await push({ ...this.httpDeps(), ...this.uploadDeps(), db, now, random: this.random, backoff: this.backoff });
+      const pushed = await push({ ...this.httpDeps(), ...this.uploadDeps(), db, now, random: this.random, backoff: this.backoff, probe: this.deps.replayProbe });
       await this.recordOutcome(pushed, null);
       return pushed;
     });
@@ -495,10 +498,8 @@ export class SyncEngine {
 }
 
 /**
- * Brings every queued operation's next attempt forward to `now` (see SyncEngine.wake), with one
- * exception: an upload whose answer was lost, against a server without idempotency keys, is
- * verified by listing the conversation's files (replay.ts, verifyUpload), which would miss a
- * request the server is still processing. It keeps its wait, up to `settleMs` from now.
+ * Brings every queued operation's next attempt forward to `now` (see SyncEngine.wake), as
+ * lifecycle.ts `woken` says (an upload being verified keeps its wait, up to `settleMs` from now).
  */
 export async function clearWaits(db: ParleyDb, now: number, settleMs: number): Promise<number> {
   const idempotent = (await getMeta(db, 'serverIdempotency')) === true;
@@ -507,7 +508,6 @@ export async function clearWaits(db: ParleyDb, now: number, settleMs: number): P
     .equals('queued')
     .filter((op) => op.nextAttemptAt > now)
     .modify((op) => {
-      const verifying = !idempotent && op.outcomeUnknown && op.body.kind === 'file.upload' && !op.tus;
-      op.nextAttemptAt = verifying ? Math.min(op.nextAttemptAt, now + settleMs) : now;
+      Object.assign(op, woken(op, now, { idempotent, settleMs }));
     });
 }

@@ -7,9 +7,26 @@ import type { ParleyDb } from '../mirror/db';
 import { getMeta } from '../mirror/meta';
 import { answerScope } from '../mirror/scopes';
 import { mentionedIds, remapOp, type OutboxOp } from './operations';
+import { done, type Write } from './lifecycle';
 import { rebuildViews } from '../mirror/rebase';
 import { filesIn, forget, serverFileRows } from '../mirror/store';
 
+/** Writes what a transition (lifecycle.ts) made of the stored row `seq`, inside the caller's transaction. */
+export async function writeOutbox(db: ParleyDb, seq: number, write: Write): Promise<void> {
+  switch (write.kind) {
+    case 'update':
+      await db.outbox.update(seq, write.change);
+      return;
+    case 'remove':
+      await db.outbox.delete(seq);
+      return;
+    case 'requeue':
+      // The same operation (its id is unique) in a new row: the old row goes first.
+      await db.outbox.delete(seq);
+      await db.outbox.add(write.op as OutboxOp);
+      return;
+  }
+}
 
 /**
  * The server gave `realId` to what we called `tempId`: rewrite every queued operation that
@@ -51,7 +68,7 @@ export async function recordAnswers(db: ParleyDb, answers: readonly Answer[], no
     const touched = new Set<string>();
     for (const { op, effect } of answers) {
       for (const id of await effect(db, op)) touched.add(id);
-      await db.outbox.delete(op.seq);
+      await writeOutbox(db, op.seq, done(op));
     }
     const ids = [...touched];
     await rebuildViews(db, { conversations: ids, files: ids }, nowMs);

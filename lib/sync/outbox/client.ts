@@ -25,7 +25,7 @@ import {
   type OpBody,
   type OutboxOp,
 } from './operations';
-import { cancelled, discardable, queued, retriedByUser, type NewOp } from './lifecycle';
+import { amended, cancelled, discardable, queued, retriedByUser, type NewOp } from './lifecycle';
 import { rebuildViews } from '../mirror/rebase';
 import { freeBytes, isConnectionLost, isQuotaError, reopen, uploadTooBig, type EstimateStorage } from '../core/storage';
 
@@ -55,8 +55,8 @@ export function createSyncClient(db: ParleyDb, options: SyncClientOptions = {}) 
   const now = options.now ?? (() => Date.now());
   const tables = userWriteScope(db);
 
-  function newOp(entity: OutboxOp['entity'], entityId: string, body: OpBody): NewOp {
-    return queued({ id: newOpId(), entity, entityId, body, now: now() });
+  function newOp(entity: OutboxOp['entity'], entityId: string, body: OpBody, after?: string[]): NewOp {
+    return queued({ id: newOpId(), entity, entityId, body, now: now(), after });
   }
 
   async function write<T>(work: () => Promise<T>): Promise<T> {
@@ -207,9 +207,7 @@ export function createSyncClient(db: ParleyDb, options: SyncClientOptions = {}) 
             : await db.conversations.where('group_id').equals(party.group_id).first();
         if (existing && after.length === 0) return existing.id;
         const id = newTempId();
-        const op = newOp('conversation', id, { kind: 'conversation.create', ...party });
-        if (after.length > 0) op.after = after;
-        await db.outbox.add(op);
+        await db.outbox.add(newOp('conversation', id, { kind: 'conversation.create', ...party }, after));
         await rebuild({ conversations: [id] });
         return id;
       });
@@ -236,8 +234,12 @@ export function createSyncClient(db: ParleyDb, options: SyncClientOptions = {}) 
         const last = (await opsFor(id)).at(-1);
         const pinsLocalMessage = patch.pinned_message_id ? isTempId(patch.pinned_message_id) : false;
         // Consecutive unsent updates of one conversation become one request: same end state.
-        if (last && last.body.kind === 'conversation.update' && neverSent(last) && !pinsLocalMessage) {
-          await db.outbox.update(last.seq, { body: { kind: 'conversation.update', patch: { ...last.body.patch, ...patch } } });
+        const merged =
+          last && last.body.kind === 'conversation.update' && !pinsLocalMessage
+            ? amended(last, { kind: 'conversation.update', patch: { ...last.body.patch, ...patch } })
+            : null;
+        if (last && merged) {
+          await db.outbox.update(last.seq, merged);
         } else {
           await db.outbox.add(newOp('conversation', id, { kind: 'conversation.update', patch }));
         }
@@ -324,9 +326,10 @@ export function createSyncClient(db: ParleyDb, options: SyncClientOptions = {}) 
         const id = await resolve(rawId);
         await requireFile(id);
         const last = (await opsFor(id)).at(-1);
-        if (last && neverSent(last) && (last.body.kind === 'file.upload' || last.body.kind === 'file.rename')) {
-          // Not sent yet: send the final name only.
-          await db.outbox.update(last.seq, { body: { ...last.body, filename } });
+        // Not sent yet: send the final name only.
+        const renamed = last && (last.body.kind === 'file.upload' || last.body.kind === 'file.rename') ? amended(last, { ...last.body, filename }) : null;
+        if (last && renamed) {
+          await db.outbox.update(last.seq, renamed);
         } else {
           await db.outbox.add(newOp('file', id, { kind: 'file.rename', filename }));
         }

@@ -151,11 +151,18 @@ export type NewOp = Omit<OutboxOp, 'seq'>;
 /** A change to a stored operation. */
 export type OpChange = Partial<Omit<OutboxOp, 'seq' | 'id'>>;
 
+/**
+ * What becomes of a stored row (apply.ts `writeOutbox` writes it): changed; removed (done, or
+ * nothing left to send); or removed with the same operation queued again as a new row.
+ */
+export type Write = { kind: 'update'; change: OpChange } | { kind: 'remove' } | { kind: 'requeue'; op: NewOp };
+
 // ---- Transitions. Each names its precondition; the caller checks it against the stored row. ----
 
 /** [queue]: a new intention, sent as soon as what it depends on is done. */
-export function queued(fields: { id: string; entity: OutboxOp['entity']; entityId: string; body: OpBody; now: number }): NewOp {
+export function queued(fields: { id: string; entity: OutboxOp['entity']; entityId: string; body: OpBody; now: number; after?: string[] }): NewOp {
   return {
+    ...(fields.after && fields.after.length > 0 ? { after: fields.after } : {}),
     id: fields.id,
     entity: fields.entity,
     entityId: fields.entityId,
@@ -175,6 +182,26 @@ export function neverSent(op: Pick<OutboxOp, 'state' | 'firstSentAt'>): boolean 
   return op.state === 'queued' && op.firstSentAt === null;
 }
 
+/**
+ * queued, never sent → queued with another body (the client coalescing unsent edits into one
+ * request). Null once it has been sent: the caller queues a new operation instead.
+ */
+export function amended(op: OutboxOp, body: OpBody): OpChange | null {
+  return neverSent(op) ? { body } : null;
+}
+
+/**
+ * queued, waiting → due at `now` (the network is back, the app visible, "Sync now"): its backoff
+ * ends — except an upload whose answer was lost, against a server without idempotency keys: it
+ * is verified by listing the conversation's files (replay.ts, verifyUpload), which would miss a
+ * request the server is still processing, so it keeps its wait, up to `settleMs` from now.
+ */
+export function woken(op: OutboxOp, now: number, server: { idempotent: boolean; settleMs: number }): OpChange {
+  if (op.state !== 'queued' || op.nextAttemptAt <= now) return {};
+  const verifying = !server.idempotent && op.outcomeUnknown && op.body.kind === 'file.upload' && !op.tus;
+  return { nextAttemptAt: verifying ? Math.min(op.nextAttemptAt, now + server.settleMs) : now };
+}
+
 /** queued → inflight, before anything is sent. Precondition: queued, body as the replayer read it. */
 export function claim(op: OutboxOp, now: number): OpChange {
   return { state: 'inflight', attempts: op.attempts + 1, firstSentAt: op.firstSentAt ?? now };
@@ -184,6 +211,30 @@ export function claim(op: OutboxOp, now: number): OpChange {
 export function release(claimed: OutboxOp, before: Pick<OutboxOp, 'attempts' | 'firstSentAt'>): OpChange {
   if (claimed.state !== 'inflight') return {};
   return { state: 'queued', attempts: before.attempts, firstSentAt: before.firstSentAt };
+}
+
+/** inflight, an upload to a server without confirmed idempotency: its snapshot, taken before the first send. */
+export function snapshotTaken(snapshot: UploadSnapshot): OpChange {
+  return { snapshot };
+}
+
+/** inflight, a tus upload: where its bytes go, stored as it changes (resumable-upload.ts). */
+export function tusNoted(tus: TusState): OpChange {
+  return { tus: { ...tus } };
+}
+
+/** inflight, a tus upload whose bytes moved before it failed: the next try need not wait as if nothing had (the backoff starts again). */
+export const progressed: OpChange = { attempts: 1 };
+
+/**
+ * inflight → done: its answer's effect is recorded, and the row deleted in the same transaction
+ * (apply.ts). An upload the user cancelled while its request was out, whose answer says it made
+ * `madeFileId`: recorded answers leave the outbox, so the cancellation is queued again as a new
+ * row naming the file (`cancelRequeued`).
+ */
+export function done(current: OutboxOp, madeFileId?: string): Write {
+  if (madeFileId !== undefined && current.cancelledUpload) return { kind: 'requeue', op: cancelRequeued(current, madeFileId) };
+  return { kind: 'remove' };
 }
 
 /** inflight (orphaned by a replayer that died) → queued; whatever it sent may have acted. */
@@ -267,10 +318,15 @@ export function cancelled(op: OutboxOp, fileId: string | null = null): OpChange 
   };
 }
 
-/** The cancelled upload's completion is known (it raced the cancel): its file is to be deleted too. */
-export function cancelledUploadMade(op: OutboxOp, fileId: string): OpChange {
+/**
+ * The cancelled upload's completion is known (it raced the cancel): its file is to be deleted too.
+ * `url`: the upload's URL, when its creation (the whole file in one request) made it and the
+ * stored state does not have it yet — so that its record goes too.
+ */
+export function cancelledUploadMade(op: OutboxOp, fileId: string, url: string | null = null): OpChange {
   if (!op.cancelledUpload) return {};
-  return { cancelledUpload: { ...op.cancelledUpload, fileId } };
+  const tus = op.tus && !op.tus.url && url ? { tus: { ...op.tus, url } } : {};
+  return { cancelledUpload: { ...op.cancelledUpload, fileId }, ...tus };
 }
 
 /**

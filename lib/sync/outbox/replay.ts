@@ -18,6 +18,7 @@ import { getMeta, setMeta } from '../mirror/meta';
 import { answerScope } from '../mirror/scopes';
 import { call, type HttpDeps, type Outcome } from '../core/http';
 import * as lifecycle from './lifecycle';
+import { answered, settle, type SettleContext, type Stop } from './settle';
 import {
   backoffDelay,
   blockedOpIds,
@@ -25,7 +26,6 @@ import {
   mentionedIds,
   partyOf,
   readyBatch,
-  retryAfterMs,
   type OutboxOp,
   type UploadBody,
   type UploadSnapshot,
@@ -58,13 +58,23 @@ export interface ReplayDeps extends HttpDeps {
   uploadPatchBytes?: number;
   /** Resumable uploads: how often a running transfer looks for the user's cancel (default 250 ms). */
   uploadCancelPollMs?: number;
+  /** Told of the replay's costly steps (tests count them: a regression guard). */
+  probe?: ReplayProbe;
+}
+
+export interface ReplayProbe {
+  /** The whole outbox was read (once per push unless something forced a reload). */
+  onRead?(): void;
+  /** A readwrite transaction of the replay's own: a claim, or a batch of recorded answers. */
+  onTransaction?(): void;
 }
 
 export type PushResult =
   | { kind: 'done' }
-  /** A retryable failure (or a backoff still running): try again at `until` (ms). */
-  | { kind: 'waiting'; until: number; reason: 'network' | 'server' | 'rate_limited' | 'in_progress' | 'backoff' | 'offline' }
-  | { kind: 'unauthenticated'; message: string };
+  /** A backoff still running: try again at `until` (ms). */
+  | { kind: 'waiting'; until: number; reason: 'backoff' }
+  /** A retryable failure (try again at `until`), or no valid token (settle.ts). */
+  | Stop;
 
 /** The key sent with an operation's request; a new suffix once a 4xx made the old one useless. */
 export function idempotencyKeyOf(op: OutboxOp): string {
@@ -103,13 +113,14 @@ class OutboxView {
   ops: OutboxOp[] = [];
   blocked = new Set<string>();
   lastSeq = 0;
-  /** Whole-outbox reads (for tests: one per push unless something forced a reload). */
-  static reads = 0;
 
-  constructor(private readonly db: ParleyDb) {}
+  constructor(
+    private readonly db: ParleyDb,
+    private readonly probe?: ReplayProbe,
+  ) {}
 
   async reload(): Promise<void> {
-    OutboxView.reads++;
+    this.probe?.onRead?.();
     this.ops = await this.db.outbox.orderBy(':id').toArray();
     this.lastSeq = this.ops.at(-1)?.seq ?? this.lastSeq;
     this.blocked = blockedOpIds(this.ops);
@@ -160,18 +171,7 @@ export async function push(deps: ReplayDeps): Promise<PushResult> {
   }
 }
 
-/** Whole-outbox reads made by replays so far (a regression guard for tests). */
-export function outboxReads(): number {
-  return OutboxView.reads;
-}
-
-/** Readwrite transactions made by replays so far: claims and recorded answers (for tests). */
-export function replayTransactions(): number {
-  return Pipeline.transactions;
-}
-
 class Pipeline {
-  static transactions = 0;
   private readonly view: OutboxView;
   /** Claimed (stored as in flight), not yet sent, in seq order; with each one's state before the claim. */
   private toSend: Array<{ op: OutboxOp; before: OutboxOp }> = [];
@@ -191,7 +191,7 @@ class Pipeline {
   private crash: { error: unknown } | null = null;
 
   constructor(private readonly deps: ReplayDeps) {
-    this.view = new OutboxView(deps.db);
+    this.view = new OutboxView(deps.db, deps.probe);
   }
 
   async run(): Promise<PushResult> {
@@ -230,7 +230,7 @@ class Pipeline {
       this.waitUntil = next.waitUntil;
       if (next.ops.length === 0) return false;
       const { claimed, idempotent } = await claim(this.deps, next.ops);
-      Pipeline.transactions++;
+      this.deps.probe?.onTransaction?.();
       this.idempotent = this.idempotent || idempotent;
       this.view.claimed(claimed.map((c) => c.op));
       this.toSend.push(...claimed);
@@ -255,7 +255,7 @@ class Pipeline {
     const answers = this.answers;
     this.answers = [];
     await apply.recordAnswers(this.deps.db, answers, this.deps.now());
-    Pipeline.transactions++;
+    this.deps.probe?.onTransaction?.();
     await this.view.answered(answers.map((a) => a.op));
   }
 
@@ -291,18 +291,19 @@ class Pipeline {
     if (op.cancelledUpload) return this.replayCancelled(op);
     if (op.body.kind === 'file.upload') {
       const resumable = await this.resumable(op);
-      if (resumable.kind !== 'ok') return this.failed(op, resumable, false);
+      if (resumable.kind !== 'ok') return this.failed(op, resumable, 'before');
       if (resumable.value) return this.replayResumable(op);
     }
     if (op.body.kind === 'file.upload' && !this.idempotent) {
       if (!op.snapshot) {
         const snapshot = await takeUploadSnapshot(deps, op.body.conversationId);
-        if (snapshot.kind !== 'ok') return this.failed(op, snapshot, false);
-        op = { ...op, snapshot: snapshot.value };
-        await deps.db.outbox.update(op.seq, { snapshot: op.snapshot });
+        if (snapshot.kind !== 'ok') return this.failed(op, snapshot, 'before');
+        const taken = lifecycle.snapshotTaken(snapshot.value);
+        op = { ...op, ...taken };
+        await apply.writeOutbox(deps.db, op.seq, { kind: 'update', change: taken });
       } else if (op.outcomeUnknown) {
         const found = await verifyUpload(deps, op);
-        if (found.kind !== 'ok') return this.failed(op, found, false);
+        if (found.kind !== 'ok') return this.failed(op, found, 'before');
         if (found.value) {
           this.answers.push({ op, effect: unlessCancelled(found.value.id, apply.fileUploaded(found.value)) });
           return;
@@ -311,12 +312,12 @@ class Pipeline {
     }
 
     const outcome = await send(deps, op);
-    if (outcome.kind === 'ok') {
-      if (outcome.replayed) {
-        this.idempotent = true;
-        await setMeta(deps.db, 'serverIdempotency', true);
-      }
-      this.answers.push({ op, effect: outcome.value });
+    const settled = answered(op, outcome, 'request') ? settle(op, outcome, this.context('request')) : null;
+    if (settled?.kind === 'done') {
+      if (settled.learned === 'serverIdempotency') this.idempotent = true;
+      if (settled.learned) await setMeta(deps.db, settled.learned, true);
+      // A delete answered 404 has no answer to apply but the deletion itself.
+      this.answers.push({ op, effect: outcome.kind === 'ok' ? outcome.value : deletion(op) });
       return;
     }
     if (op.body.kind === 'file.upload') {
@@ -326,7 +327,13 @@ class Pipeline {
       const unknown = outcome.kind === 'network' || outcome.kind === 'server';
       if (current?.cancelledUpload) return this.replayCancelled({ ...current, outcomeUnknown: current.outcomeUnknown || unknown });
     }
-    return this.failed(op, outcome, true);
+    return this.failed(op, outcome, 'request');
+  }
+
+  /** What settle.ts needs besides the operation and the outcome. */
+  private context(step: SettleContext['step']): SettleContext {
+    const { deps } = this;
+    return { now: deps.now(), step, delay: (attempts) => backoffDelay(attempts, deps.random, deps.backoff.baseMs, deps.backoff.maxMs) };
   }
 
   /**
@@ -363,7 +370,7 @@ class Pipeline {
     if (!fileId && !op.tus && op.outcomeUnknown && op.snapshot && !this.idempotent) {
       // Sent as POST /v1/files, answer lost, on a server without keys: did it make the file?
       const found = await verifyUpload(deps, { ...op, body: cancelled.upload });
-      if (found.kind !== 'ok') return this.failed(op, found, true); // still unknown: verified again next time
+      if (found.kind !== 'ok') return this.failed(op, found, 'after'); // still unknown: verified again next time
       fileId = found.value?.id ?? null;
     }
     let url = op.tus?.url ?? null;
@@ -371,12 +378,12 @@ class Pipeline {
       // Its creation went with the file's bytes and no answer came: the upload (or even its file)
       // may exist. The same creation again, without the bytes, names it.
       const found = await locateUpload(deps, op.tus.bytesKey, cancelled.upload);
-      if (found.kind !== 'ok') return this.failed(op, found, true);
+      if (found.kind !== 'ok') return this.failed(op, found, 'after');
       url = found.value.url;
       fileId = found.value.fileId;
     }
     const ended = await terminate(deps, url, fileId, idempotencyKeyOf(op));
-    if (ended.kind !== 'ok') return this.failed(op, ended, true);
+    if (ended.kind !== 'ok') return this.failed(op, ended, 'after');
     this.answers.push({ op, effect: apply.fileDeleted });
   }
 
@@ -395,15 +402,14 @@ class Pipeline {
     if (current?.cancelledUpload) {
       if (attempt.outcome.kind !== 'ok') return this.replayCancelled(current);
       // Made by its creation (the whole file in one request): its URL, so that its record goes too.
-      const url = current.tus && !current.tus.url && attempt.url ? { tus: { ...current.tus, url: attempt.url } } : {};
-      const made = { ...lifecycle.cancelledUploadMade(current, attempt.outcome.value), ...url };
-      await deps.db.outbox.update(op.seq, made);
+      const made = lifecycle.cancelledUploadMade(current, attempt.outcome.value, attempt.url ?? null);
+      await apply.writeOutbox(deps.db, op.seq, { kind: 'update', change: made });
       return this.replayCancelled({ ...current, ...made });
     }
     if (attempt.outcome.kind !== 'ok') {
       // Bytes moved: the next try need not wait as if nothing had (the backoff starts again).
-      if (attempt.progressed) await deps.db.outbox.update(op.seq, { attempts: 1 });
-      return this.failed(op, attempt.outcome, attempt.sent);
+      if (attempt.progressed) await apply.writeOutbox(deps.db, op.seq, { kind: 'update', change: lifecycle.progressed });
+      return this.failed(op, attempt.outcome, attempt.sent ? 'request' : 'before');
     }
     const fileId = attempt.outcome.value;
     // The completion's answer carried the file (as it is now: it was just made), else read it.
@@ -424,11 +430,11 @@ class Pipeline {
       return;
     }
     // The file exists (the upload is complete): the next attempt's HEAD names it again.
-    return this.failed(op, file, true);
+    return this.failed(op, file, 'after');
   }
 
-  private async failed(op: OutboxOp, outcome: Exclude<Outcome<unknown>, { kind: 'ok' }>, sent: boolean): Promise<void> {
-    const result = await settleFailure(this.deps, op, outcome, sent);
+  private async failed(op: OutboxOp, outcome: Outcome<unknown>, step: SettleContext['step']): Promise<void> {
+    const result = await settleFailure(this.deps, op, outcome, this.context(step));
     this.stale = true; // its stored state changed (queued with a backoff, failed, rewritten or gone)
     if (result) this.stopWith(result);
   }
@@ -483,7 +489,7 @@ async function send(deps: ReplayDeps, op: OutboxOp): Promise<Outcome<apply.Effec
     }
     case 'conversation.delete': {
       const out = await call(deps, { method: 'DELETE', path: `v1/conversations/${op.entityId}`, idempotencyKey: key }, null);
-      return goneIsDone(out, apply.conversationDeleted);
+      return map(out, () => apply.conversationDeleted);
     }
     case 'file.upload': {
       const chunks = await deps.db.uploadChunks.where('opId').equals(op.id).sortBy('index');
@@ -506,7 +512,7 @@ async function send(deps: ReplayDeps, op: OutboxOp): Promise<Outcome<apply.Effec
     }
     case 'file.delete': {
       const out = await call(deps, { method: 'DELETE', path: `v1/files/${op.entityId}`, idempotencyKey: key }, null);
-      return goneIsDone(out, apply.fileDeleted);
+      return map(out, () => apply.fileDeleted);
     }
   }
 }
@@ -514,15 +520,13 @@ async function send(deps: ReplayDeps, op: OutboxOp): Promise<Outcome<apply.Effec
 /**
  * An upload's answer, recorded unless the user cancelled the upload while its request was out:
  * then the file it made is to be deleted. Recorded answers leave the outbox, so the cancellation
- * is queued again (lifecycle.ts `cancelRequeued`) in the same transaction, naming the file.
+ * is queued again (lifecycle.ts `done`, `cancelRequeued`) in the same transaction, naming the file.
  */
 function unlessCancelled(fileId: string, effect: apply.Effect): apply.Effect {
   return async (db, op) => {
     const current = await db.outbox.get(op.seq);
     if (!current?.cancelledUpload) return effect(db, op);
-    // The same operation (its id is unique) in a new row: the answered row goes first.
-    await db.outbox.delete(op.seq);
-    await db.outbox.add(lifecycle.cancelRequeued(current, fileId) as OutboxOp);
+    await apply.writeOutbox(db, op.seq, lifecycle.done(current, fileId));
     return [op.entityId];
   };
 }
@@ -658,87 +662,34 @@ async function asItIsNow<T>(
   return now.kind === 'ok' ? { ...now, replayed: true } : now;
 }
 
-/** A delete answered 404 already happened (our lost first attempt, or someone else). */
-function goneIsDone(out: Outcome<unknown>, applier: apply.Effect): Outcome<apply.Effect> {
-  if (out.kind === 'ok' || (out.kind === 'refused' && out.status === 404)) {
-    return { kind: 'ok', value: applier, replayed: out.kind === 'ok' && out.replayed, serverTime: null };
-  }
-  return out;
+/** The effect of a delete the server answered 404 (settle.ts: done): the object is gone. */
+function deletion(op: OutboxOp): apply.Effect {
+  return op.body.kind === 'conversation.delete' ? apply.conversationDeleted : apply.fileDeleted;
 }
 
 /**
- * Records a failure. `sent`: the operation's own request went out (vs. a preparatory GET).
- * Network errors and 5xx leave the outcome unknown; 429 and 4xx say the server did not act.
+ * Records a failure: what settle.ts makes of it, written to the row as stored now (with what it
+ * teaches about the server, and the views it changes) in one transaction.
  */
 async function settleFailure(
   deps: ReplayDeps,
   op: OutboxOp,
-  outcome: Exclude<Outcome<unknown>, { kind: 'ok' }>,
-  sent: boolean,
+  outcome: Outcome<unknown>,
+  context: SettleContext,
 ): Promise<PushResult | null> {
-  const now = deps.now();
   const { db } = deps;
   return db.transaction('rw', answerScope(db), async () => {
     const current = await db.outbox.get(op.seq);
     if (!current) return null;
-    const attempts = Math.max(1, current.attempts);
-    const error = { status: 'status' in outcome ? outcome.status : 0, code: outcome.kind, message: outcome.message };
-    switch (outcome.kind) {
-      case 'network':
-        if (outcome.unreachable) {
-          await db.outbox.update(op.seq, lifecycle.unreachable(current, now, error, sent));
-          return { kind: 'waiting', until: now, reason: 'offline' };
-        }
-      // falls through: a lost answer (sent, no response) backs off like a 5xx
-      case 'server': {
-        const until = now + backoffDelay(attempts, deps.random, deps.backoff.baseMs, deps.backoff.maxMs);
-        await db.outbox.update(op.seq, lifecycle.retryLater(current, until, error, sent));
-        return { kind: 'waiting', until, reason: outcome.kind };
-      }
-      case 'rate_limited':
-      case 'in_progress': {
-        const hinted = retryAfterMs(outcome.retryAfter, now);
-        const until = now + (hinted ?? backoffDelay(attempts, deps.random, deps.backoff.baseMs, deps.backoff.maxMs));
-        // In progress: an earlier request with this key is running, so the outcome stays unknown and
-        // the key stays the same (its answer is what we want); only a server with keys says so.
-        const inProgress = outcome.kind === 'in_progress';
-        if (inProgress) await setMeta(db, 'serverIdempotency', true);
-        await db.outbox.update(op.seq, lifecycle.retryLater(current, until, error, inProgress));
-        return { kind: 'waiting', until, reason: outcome.kind };
-      }
-      case 'unauthenticated': {
-        // Not the operation's fault: it waits, unchanged, until the user signs in again.
-        await db.outbox.update(op.seq, lifecycle.awaitSignIn(current));
-        return { kind: 'unauthenticated', message: outcome.message };
-      }
-      case 'refused': {
-        if (op.body.kind === 'conversation.update' && lacksLastOpened(outcome)) {
-          // A server with only the brief's interface has no last_opened_at: not the user's
-          // fault and nothing to retry. Send the rest, and stop reporting opens to this server
-          // (markOpened becomes a no-op; the field then stays what the server says, null).
-          const { last_opened_at: _dropped, ...rest } = op.body.patch;
-          await setMeta(db, 'serverLacksLastOpened', true);
-          if (Object.keys(rest).length === 0) {
-            await db.outbox.delete(op.seq);
-            await rebuildViews(db, { conversations: [op.entityId] }, now);
-          } else {
-            await db.outbox.update(op.seq, lifecycle.rewritten(current, { kind: 'conversation.update', patch: rest }));
-          }
-          return null;
-        }
-        const code = outcome.error?.code ?? `http_${outcome.status}`;
-        await db.outbox.update(op.seq, lifecycle.deadLettered(current, { status: outcome.status, code, message: outcome.message }));
-        await rebuildViews(db, { conversations: mentionedIds(op), files: mentionedIds(op) }, now);
-        return null;
-      }
-    }
+    const settled = settle(current, outcome, context);
+    if (settled.kind === 'done') return null; // not a failure (the caller records answers)
+    if (settled.learned) await setMeta(db, settled.learned, true);
+    await apply.writeOutbox(db, op.seq, settled.write);
+    if (settled.rebuild === 'entity') await rebuildViews(db, { conversations: [op.entityId] }, context.now);
+    if (settled.rebuild === 'mentioned') await rebuildViews(db, { conversations: mentionedIds(op), files: mentionedIds(op) }, context.now);
+    return settled.stop;
   });
 }
-
-function lacksLastOpened(outcome: Extract<Outcome<unknown>, { kind: 'refused' }>): boolean {
-  return outcome.status === 400 && outcome.error?.code === 'parameter_unknown' && outcome.error.param === 'last_opened_at';
-}
-
 
 // ---- Uploads against a server without idempotency ----
 //

@@ -26,7 +26,7 @@ import { ApiErrorBody, FileObject, type FileObject as FileObjectT } from '../../
 import type { ParleyDb } from '../mirror/db';
 import { getMeta, setMeta } from '../mirror/meta';
 import type { HttpDeps, Outcome } from '../core/http';
-import type { OutboxOp, TusState } from './lifecycle';
+import { tusNoted, type OutboxOp, type TusState } from './lifecycle';
 
 /** What the sync worker hands the engine (EngineDeps.resumable): the replay's tus side. */
 export interface ResumableUploads {
@@ -151,7 +151,7 @@ export async function sendResumable(
   const state: TusState = { ...(op.tus ?? { url: null, generation: 0 }) };
   const save = async (next: TusState) => {
     Object.assign(state, next);
-    await deps.db.outbox.update(op.seq, { tus: { ...state } });
+    await deps.db.outbox.update(op.seq, tusNoted(state));
   };
   const patchBytes = deps.patchBytes ?? PATCH_BYTES;
   // The whole file with its creation (see the head of this file): a new upload of a file that
