@@ -150,7 +150,7 @@ self.addEventListener('message', (event) => {
 });
 
 // Background Sync: changes queued while the app was closed are sent once connectivity returns,
-// by the same engine under the same lock as the sync worker (lib/sync/background.ts). A rejected
+// by the same engine under the same lock as the sync worker (lib/sync/session/background.ts). A rejected
 // event is retried by the browser later.
 self.addEventListener('sync', (event) => {
   const sync = event as SyncEvent;

@@ -1,7 +1,7 @@
 // The sync worker: one per tab, but only the holder of the `navigator.locks` lock replays and
 // pulls at a time; the others wait their turn (and then usually find nothing to do). Tabs see
 // the results through Dexie live queries, not through this worker. Only one worker per database
-// (the leader, lib/sync/leader.ts) holds the live stream: a stream per tab would take all six
+// (the leader, lib/sync/engine/leader.ts) holds the live stream: a stream per tab would take all six
 // of the browser's connections to the server.
 //
 // Load it with: new Worker(new URL('../workers/sync.worker.ts', import.meta.url), { type: 'module' })
@@ -10,7 +10,7 @@ import { databaseLock, openSyncDb, type OpenTabChannel, type ParleyDb, resumable
 import { xhrUpload } from './xhr-upload';
 
 export interface SyncWorkerConfig {
-  /** The user's database (its IndexedDB name; see lib/sync/db.ts). */
+  /** The user's database (its IndexedDB name; see lib/sync/mirror/db.ts). */
   database: string;
   /** Origin serving /v1, e.g. location.origin. */
   baseUrl: string;
@@ -24,13 +24,13 @@ let mirrorDb: ParleyDb | null = null;
 let token: string | null = null;
 
 function lockFor(database: string) {
-  // The service worker's Background Sync takes the same lock (lib/sync/background.ts).
+  // The service worker's Background Sync takes the same lock (lib/sync/session/background.ts).
   return databaseLock((self.navigator as Navigator | undefined)?.locks, database);
 }
 
 let baseUrl = '';
 
-/** The tabs' BroadcastChannel, as lib/sync/leader.ts takes it (absent in very old browsers). */
+/** The tabs' BroadcastChannel, as lib/sync/engine/leader.ts takes it (absent in very old browsers). */
 const openTabChannel: OpenTabChannel | undefined =
   typeof BroadcastChannel === 'function'
     ? (name, onMessage) => {
@@ -71,7 +71,7 @@ const api = {
       // The change feed's live stream, while the server has it: other devices' changes arrive in
       // about a second, and the periodic sync becomes a slow safety net. stop() closes it.
       live: {},
-      // One stream for all the tabs of this database: the leader's (see lib/sync/leader.ts).
+      // One stream for all the tabs of this database: the leader's (see lib/sync/engine/leader.ts).
       tabs: { database: config.database, locks: (self.navigator as Navigator | undefined)?.locks, openChannel: openTabChannel },
       // XMLHttpRequest reports upload progress (fetch cannot); it exists in dedicated workers.
       upload: typeof XMLHttpRequest === 'function' ? xhrUpload : undefined,
@@ -114,7 +114,7 @@ const api = {
   },
 
   /**
-   * Whose token this is (lib/sync/identity.ts), asked from here for the page's start-up owner
+   * Whose token this is (lib/sync/session/identity.ts), asked from here for the page's start-up owner
    * check: this worker has the schemas loaded anyway, the page would load zod just for it.
    */
   async whoAmI(baseUrl: string, token: string): Promise<WhoAmI> {

@@ -1,5 +1,5 @@
 'use client';
-// Bytes sent of pending uploads, as the sync engine records them (lib/sync/progress.ts: one meta
+// Bytes sent of pending uploads, as the sync engine records them (lib/sync/engine/upload-progress.ts: one meta
 // row, rewritten at most twice a second), for the file rows and the status bar.
 import { useLiveQuery } from 'dexie-react-hooks';
 import { readUploadProgress, type UploadProgress } from '@/lib/sync/page';

@@ -1,4 +1,4 @@
-// The secondary screens and the write path load on first use (ParleyApp, lib/sync/lazy-client.ts),
+// The secondary screens and the write path load on first use (ParleyApp, lib/sync/outbox/lazy-client.ts),
 // so the first screen does not wait for them. They are fetched as soon as the first screen is idle
 // all the same: the user's first write then does not wait for a download, and a page no service
 // worker controls yet — the first visit, before the worker took over, or a plain-http origin with

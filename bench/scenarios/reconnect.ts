@@ -7,7 +7,7 @@
 //    the gate). The gate stays shut for OFFLINE_S and until the first queued change has failed at
 //    least MIN_FAILURES times: counted toward its backoff as the old code did (1 s doubling, up to
 //    5 min), 8 failures would make the next attempt wait over 2 minutes. Then the gate opens and
-//    the page gets `online` (it forwards that to the worker, lib/sync/connect.ts); timed, on one
+//    the page gets `online` (it forwards that to the worker, lib/sync/session/connect.ts); timed, on one
 //    clock (this process), until the first replayed request passes the gate, and until every
 //    queued change is answered (outbox empty). The server is checked to hold every change.
 import type { Route } from 'playwright-core';

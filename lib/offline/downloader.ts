@@ -12,7 +12,7 @@
 // page (a "Keep offline" toggle, the Device screen), by the app's own requests (every fetch event,
 // at most every 30 s) and by connection changes while it runs.
 //
-// Everything lives in the user's own database (lib/sync/db.ts v7), so sign-out removes it; a
+// Everything lives in the user's own database (lib/sync/mirror/db.ts v7), so sign-out removes it; a
 // database that disappears mid-pass (sign-out) stops the pass and is never created again. A pass
 // never writes `meta` (an empty meta is how lib/view/mirror.ts tells a cleared database).
 import type { DexieOptions } from 'dexie';

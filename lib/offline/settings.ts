@@ -1,4 +1,4 @@
-// "Keep offline" settings and state, in the user's own database (lib/sync/db.ts, version 7), so
+// "Keep offline" settings and state, in the user's own database (lib/sync/mirror/db.ts, version 7), so
 // sign-out removes them with everything else: per conversation the user's choice (offlineKeep),
 // in meta whether pinned conversations are kept (default: yes) and the budget (default: see
 // policy.ts), and what the service worker last reported (the status line on the Device screen).

@@ -10,7 +10,7 @@ export interface StorageLike {
 }
 
 export interface LocalDatabase {
-  /** IndexedDB name (see lib/sync/db.ts). */
+  /** IndexedDB name (see lib/sync/mirror/db.ts). */
   name: string;
   /** The server it mirrors (the origin serving /v1). */
   origin: string;

@@ -1,7 +1,7 @@
 // Search that forgives (issue 21): over contact and group ids, case, accents, separators (spaces,
 // hyphens, underscores, dots) and word order do not matter, and each word typed matches the start
 // of a word of the id. "amelia hughes", "Hughes Amelia", "AMÉLIA-hu" and "ameliahu" all find
-// `amelia-hughes`. The id's words are kept in a multi-entry index of the mirror (lib/sync/list-keys.ts,
+// `amelia-hughes`. The id's words are kept in a multi-entry index of the mirror (lib/sync/mirror/list-keys.ts,
 // db.ts version 8), so a search reads the rows that match, not every row (lib/view/windows.ts).
 
 /**

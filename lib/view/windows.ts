@@ -1,7 +1,7 @@
 // Windowed reads for the virtualised lists: the screens ask for the rows on screen (plus a margin)
 // and the number of rows, never for the whole table. The default views — conversations in their
 // default order with the archived/pinned filters, files newest first overall or per conversation —
-// are ranges of an index (lib/sync/list-keys.ts, db.ts version 5): a count of keys and `limit` rows
+// are ranges of an index (lib/sync/mirror/list-keys.ts, db.ts version 5): a count of keys and `limit` rows
 // after an offset. Filters and column sorts no index covers (text search, muted, kind, type, a
 // column header) read the matching rows and sort them in memory; the screens re-run those at a
 // slower pace (see useThrottledQuery).

@@ -64,7 +64,7 @@ interface WithSyncManager {
 
 /**
  * Where Background Sync exists (Chromium, Android), the service worker sends the queued changes
- * when connectivity returns, even if the app was closed meanwhile (lib/sync/background.ts).
+ * when connectivity returns, even if the app was closed meanwhile (lib/sync/session/background.ts).
  * Elsewhere the worker's own triggers (a write, `online`, the tab becoming visible) are all.
  */
 function registerBackgroundSync(database: string): void {
