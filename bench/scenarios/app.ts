@@ -7,7 +7,8 @@
 //    HTTP cache, service worker and Cache Storage cleared by hand and Lighthouse's storage reset
 //    turned off: a cold load of a signed-in user whose mirror is on the device), the floor page
 //    with 1,000 rows in its IndexedDB (the same preparation), and the sign-in page (standard run,
-//    storage reset on).
+//    storage reset on); then the accessibility of every other screen (a conversation, the files
+//    list, the viewer, the device screen), signed in the same way.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as chromeLauncher from 'chrome-launcher';
@@ -24,7 +25,7 @@ import { median, round } from '../lib/stats';
 
 const LH_RUNS = Number(process.env.BENCH_LIGHTHOUSE_RUNS || 5);
 
-type LighthouseResult = { performance: number; accessibility: number; lcpMs: number; tbtMs: number };
+type LighthouseResult = { performance: number; accessibility: number; lcpMs: number; tbtMs: number; failing: string[] };
 
 /**
  * One Lighthouse run in a fresh Chromium profile. `prepare` (if given) runs first in a page of
@@ -32,10 +33,15 @@ type LighthouseResult = { performance: number; accessibility: number; lcpMs: num
  * worker and Cache Storage of the origin are cleared and Lighthouse runs with its storage reset
  * off, so IndexedDB and localStorage stay and the load is otherwise cold.
  */
-async function lighthouseRun(url: string, label: string, prepare?: (page: PuppeteerPage) => Promise<void>): Promise<LighthouseResult> {
+async function lighthouseRun(
+  url: string,
+  label: string,
+  prepare?: (page: PuppeteerPage) => Promise<void>,
+  categories: string[] = ['performance', 'accessibility'],
+): Promise<LighthouseResult> {
   const chrome = await chromeLauncher.launch({ chromePath: CHROMIUM, chromeFlags: [...CHROMIUM_ARGS, '--headless=new'], userDataDir: tempDir('lighthouse') });
   try {
-    const flags = { port: chrome.port, output: 'json' as const, logLevel: 'error' as const, onlyCategories: ['performance', 'accessibility'] };
+    const flags = { port: chrome.port, output: 'json' as const, logLevel: 'error' as const, onlyCategories: categories };
     let result;
     if (prepare) {
       const browser = await puppeteer.connect({ browserURL: `http://127.0.0.1:${chrome.port}`, defaultViewport: null });
@@ -63,6 +69,8 @@ async function lighthouseRun(url: string, label: string, prepare?: (page: Puppet
       accessibility: Math.round((lhr.categories.accessibility?.score ?? NaN) * 100),
       lcpMs: lhr.audits['largest-contentful-paint']?.numericValue ?? NaN,
       tbtMs: lhr.audits['total-blocking-time']?.numericValue ?? NaN,
+      // The accessibility audits that failed, by id (what to fix when the score is below 100).
+      failing: (lhr.categories.accessibility?.auditRefs ?? []).filter((a) => a.weight > 0 && lhr.audits[a.id]?.score === 0).map((a) => a.id),
     };
   } finally {
     chrome.kill();
@@ -164,7 +172,34 @@ export const app: Scenario = {
     }
     signedOut.push(await lighthouseRun(`${base}/`, 'sign-in'));
     log(`lighthouse sign-in page: ${JSON.stringify(signedOut[0])}`);
-    const med = (xs: LighthouseResult[], k: keyof LighthouseResult) => median(xs.map((x) => x[k]));
+    // Accessibility of every other screen, signed in with the same mirror (Lighthouse's score is
+    // axe-core's audits, weighted): a conversation with files, the files list, a file in the
+    // viewer, the device screen.
+    const dave = runToken('dave');
+    const filesOf = async (id: string) =>
+      ((await (await fetch(`${base}/v1/files?conversation_id=${encodeURIComponent(id)}&limit=1`, { headers: { authorization: `Bearer ${dave}` } })).json()).data ?? []) as { id: string }[];
+    let withFiles = daveData(w).ids[0]!;
+    let file: { id: string } | undefined;
+    for (const id of daveData(w).ids.slice(0, 20)) {
+      [file] = await filesOf(id);
+      if (file) {
+        withFiles = id;
+        break;
+      }
+    }
+    const screens: [string, string][] = [
+      ['conversation', `/?c=${encodeURIComponent(withFiles)}`],
+      ['files', '/?view=files'],
+      ...(file ? [['file viewer', `/?file=${encodeURIComponent(file.id)}`] as [string, string]] : []),
+      ['device', '/?view=device'],
+    ];
+    const screenA11y: { screen: string; result: LighthouseResult }[] = [];
+    for (const [screen, path] of screens) {
+      const result = await lighthouseRun(`${base}${path}`, `a11y-${screen.replace(' ', '-')}`, signedInAndSynced(base, dave), ['accessibility']);
+      screenA11y.push({ screen, result });
+      log(`lighthouse ${screen} screen: accessibility ${result.accessibility}${result.failing.length ? ` (failing: ${result.failing.join(', ')})` : ''}`);
+    }
+    const med = (xs: LighthouseResult[], k: 'performance' | 'accessibility' | 'lcpMs' | 'tbtMs') => median(xs.map((x) => x[k]));
     const n = FIRST_SCREEN_CONVERSATIONS.toLocaleString('en-US');
     return [
       { name: 'first-load JS of / (main thread, gzipped)', value: round(page.gzip / 1024, 1), unit: 'KiB' },
@@ -185,6 +220,7 @@ export const app: Scenario = {
       { name: 'Lighthouse mobile, conversations screen: TBT vs floor', value: round(med(lhApp, 'tbtMs') / med(lhFloor, 'tbtMs'), 2), unit: '×' },
       { name: 'Lighthouse mobile, sign-in page: performance (1 run)', value: signedOut[0]!.performance, unit: '' },
       { name: 'Lighthouse mobile, sign-in page: accessibility', value: signedOut[0]!.accessibility, unit: '', target: { op: '>=', value: 100 } },
+      ...screenA11y.map(({ screen, result }) => ({ name: `Lighthouse mobile, ${screen} screen: accessibility`, value: result.accessibility, unit: '', target: { op: '>=' as const, value: 100 } })),
     ];
   },
 };
