@@ -54,13 +54,14 @@ export const syncGrowth: Scenario = {
       const plain = await timedInitialSync(w.browser, w.plainApp.baseUrl, runToken(size.token), expected);
       const plainSteady = await steadyPass(plain.session.page, plain.session.requests);
       await plain.session.context.close();
-      log(`${size.conversations}: plain server initial ${(plain.initial.ms / 1000).toFixed(2)} s; steady feed ${steady.ms.toFixed(0)} ms / ${steady.requests} req, plain ${plainSteady.ms.toFixed(0)} ms / ${plainSteady.requests} req`);
+      log(`${size.conversations}: plain server initial ${(plain.initial.ms / 1000).toFixed(2)} s (${(plain.initial.rateLimitedMs / 1000).toFixed(0)} s of it waiting out 429s); steady feed ${steady.ms.toFixed(0)} ms / ${steady.requests} req, plain ${plainSteady.ms.toFixed(0)} ms / ${plainSteady.requests} req`);
       const ms = median(times);
       const label = `${size.conversations.toLocaleString('en-US')} conv + ${files.toLocaleString('en-US')} files`;
       out.push(
         { name: `${label}: initial sync, feed (median of ${initialRuns})`, value: round(ms / 1000, 2), unit: 's' },
         { name: `${label}: initial sync, feed, records/s`, value: Math.round(records / (ms / 1000)), unit: 'rec/s' },
         { name: `${label}: initial sync, plain server (1 run)`, value: round(plain.initial.ms / 1000, 2), unit: 's' },
+        { name: `${label}: of which waiting out 429s (default rate limits)`, value: round(plain.initial.rateLimitedMs / 1000, 0), unit: 's' },
         { name: `${label}: steady pass, feed, nothing changed`, value: round(steady.ms / 1000, 3), unit: 's' },
         { name: `${label}: steady pass, plain server, nothing changed`, value: round(plainSteady.ms / 1000, 2), unit: 's' },
         { name: `${label}: steady pass requests, feed`, value: steady.requests, unit: 'req' },
