@@ -8,7 +8,7 @@ import { NavigationRoute, registerRoute } from 'workbox-routing';
 import { noteOpened, partialResponse, runPass, type DownloaderDeps } from '../lib/offline/downloader';
 import { pauseReason, type ConnectionLike } from '../lib/offline/policy';
 import { OFFLINE_MESSAGE } from '../lib/offline/settings';
-import { databaseOfTag, flushOutbox, OPENED_FILES_CACHE } from '../lib/sync/worker';
+import { databaseOfTag, flushOutbox, OPENED_FILES_CACHE } from '../lib/sync/service-worker';
 
 declare const self: ServiceWorkerGlobalScope & { __WB_MANIFEST: Array<{ url: string; revision: string | null }> };
 

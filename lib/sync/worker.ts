@@ -1,11 +1,10 @@
-// What the workers use of the sync core: the engine the sync worker runs (with tus uploads and
-// the tabs' leadership), the identity check, and the service worker's background flush.
-// The only import of lib/sync for workers/ (the lint enforces it).
+// What the sync worker uses of the sync core: the engine it runs (with tus uploads and the tabs'
+// leadership), the identity check, Background Sync's access. The only import of lib/sync for
+// workers/sync.worker.ts and workers/xhr-upload.ts (the service worker has service-worker.ts).
 export type { UploadLike } from './core/http';
 export { openSyncDb, type ParleyDb } from './mirror/db';
 export { SyncEngine, type EngineDeps, type SyncReport } from './engine/engine';
 export type { OpenTabChannel } from './engine/leader';
 export { resumableUploads } from './outbox/resumable-upload';
-export { databaseLock, databaseOfTag, flushOutbox, storeBackgroundAccess } from './session/background';
+export { databaseLock, storeBackgroundAccess } from './session/background';
 export { whoAmI, type WhoAmI } from './session/identity';
-export { OPENED_FILES_CACHE } from './session/removal';

@@ -1,0 +1,6 @@
+// What the service worker uses of the sync core: the background flush (the same engine under the
+// same lock, without tus: the service worker has no transport that reports bytes sent) and the
+// name of the opened-files cache. An entry of its own, not worker.ts: the service worker is its
+// own bundle, and worker.ts would bring it tus-js-client.
+export { databaseOfTag, flushOutbox } from './session/background';
+export { OPENED_FILES_CACHE } from './session/removal';
