@@ -9,10 +9,11 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default defineConfig(
-  // Generated: builds, the service worker the build writes.
+  // Generated: builds, the service worker the build writes, the typed client's types (npm run client:generate).
   globalIgnores([
     '**/.next/**',
     'public/sw.js',
+    'lib/client/v1.ts',
     'next-env.d.ts',
     'data/**',
     'bench/results/**',
