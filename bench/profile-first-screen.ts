@@ -85,11 +85,9 @@ async function main() {
       for (const n of profile.nodes as { id: number; children?: number[] }[]) for (const c of n.children ?? []) parent.set(c, n.id);
       const isIdle = (id: number) => ['(idle)', '(program)'].includes(byNode.get(id)?.callFrame.functionName ?? '');
       const stretches: { from: number; to: number; ms: number }[] = [];
-      let t = 0;
       let cur: { from: number; to: number; ms: number } | null = null;
       profile.samples.forEach((id, i) => {
         const dt = (profile.timeDeltas[i] ?? 0) / 1000;
-        t += dt;
         if (isIdle(id)) {
           if (cur) stretches.push(cur);
           cur = null;

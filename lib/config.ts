@@ -198,8 +198,6 @@ function flagFrom(name: string, raw: string | undefined): boolean {
   return raw === 'true';
 }
 
-const flag = (name: string) => parsedBy((raw) => flagFrom(name, raw));
-
 /** A PostgreSQL connection string. Its value is never repeated in a message: it may hold a password. */
 function databaseUrlFrom(raw: string | undefined): string | null {
   if (!raw) return null;

@@ -153,7 +153,7 @@ export type ConversationUpdateInput = z.infer<typeof ConversationUpdateInput>;
 // ZWNJ/ZWJ (U+200C/U+200D) spell words in Persian, the Indic scripts and others, and join emoji
 // sequences (👩‍⚕️); and tag characters inside an emoji tag sequence (the flags of England,
 // Scotland, Wales: 🏴 + tags + cancel tag). Neither can reorder text or hide an extension.
-const FILENAME_FORBIDDEN = /[\/\\\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}]/u;
+const FILENAME_FORBIDDEN = /[/\\\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}]/u;
 const FILENAME_ALLOWED_FORMAT = /\u200C|\u200D|\u{1F3F4}[\u{E0020}-\u{E007E}]+\u{E007F}/gu;
 
 /** Filenames: 1-255 bytes of UTF-8, nothing invisible or display-changing (above), not . or .. */

@@ -11,12 +11,12 @@ import { useNarrow } from './useNarrow';
 
 export const features = tableFeatures({ rowSortingFeature });
 /** `width`: a CSS grid track (every row is its own grid, so widths must not depend on content). */
-export type Column<Row extends Record<string, any>> = ColumnDef<typeof features, Row> & { meta?: { className?: string; width?: string } };
+export type Column<Row extends object> = ColumnDef<typeof features, Row> & { meta?: { className?: string; width?: string } };
 
 const ROW_HEIGHT = 56;
 const OVERSCAN = 8;
 
-export function VirtualTable<Row extends Record<string, any> & { id: string }>({
+export function VirtualTable<Row extends { id: string }>({
   label,
   rows,
   start,

@@ -8,7 +8,7 @@
 const SEGMENT_CHARS = /^(?:[A-Za-z0-9\-._~!$&'()*+,;=:@]|%[0-9A-Fa-f]{2})*$/;
 // After decoding, a segment must still be a plain name: no separators (an encoded '/' or '\' is
 // read as a separator by some servers) and no control characters.
-const UNSAFE_DECODED = /[\/\\\x00-\x1f\x7f]/;
+const UNSAFE_DECODED = /[/\\\x00-\x1f\x7f]/;
 
 export type ProxiedPath = '/v1' | '/files';
 

@@ -1,6 +1,6 @@
 // Every screen at both viewports: screenshots as artifacts, an accessibility scan, the CSP, and
 // names rendered as text.
-import { expect, test, type Page } from '@playwright/test';
+import { expect, test } from '@playwright/test';
 import { accessibilityViolations, api, base, expectAllSynced, openConversation, screenshot, signIn, unique } from './helpers';
 
 

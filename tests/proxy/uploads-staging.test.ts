@@ -6,7 +6,6 @@
 // finished upload upstream as one POST /v1/files with the creation's Idempotency-Key.
 import fs from 'node:fs';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';

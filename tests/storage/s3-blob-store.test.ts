@@ -16,7 +16,7 @@ import { tempDataDir } from '../helpers/server';
 
 let s3: S3TestServer;
 let c: S3Client;
-let stores: S3BlobStore[] = [];
+const stores: S3BlobStore[] = [];
 
 beforeAll(async () => {
   s3 = await startS3Server();

@@ -8,7 +8,7 @@ import { FEED_KEY, type FeedState } from '../../lib/sync/pull/feed';
 import { startProxiedServer } from '../helpers/proxy-target';
 import { startTestServer, type TestServer } from '../helpers/server';
 import { createToken, revokeToken } from '../../lib/api/domain/tokens';
-import { cleanSlate, makeDevice, PLAIN, RecordingClock, serverConversations, until, type Device } from './harness';
+import { cleanSlate, makeDevice, PLAIN, RecordingClock, until, type Device } from './harness';
 
 
 

@@ -6,7 +6,7 @@
 import { IDBFactory } from 'fake-indexeddb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resumableUploads } from '../../lib/sync/outbox/resumable-upload';
-import { readUploadProgress, type UploadProgress } from '../../lib/sync/engine/upload-progress';
+import type { UploadProgress } from '../../lib/sync/engine/upload-progress';
 import { startTestServer, type TestServer } from '../helpers/server';
 import { makeDevice, otherDevice, serverFiles, type Device } from './harness';
 import { pattern } from '../helpers/bytes';

@@ -65,7 +65,6 @@ function tusDevice(): { d: Device; link: HoldingLink } {
 }
 
 const seen = (d: Device, method: string, path: RegExp) => d.net.seen.filter((r) => r.method === method && path.test(r.path));
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 const serverDb = () => server.service.db as any;
 const uploadsOnServer = async () => (await serverDb().selectFrom('uploads').selectAll().execute()) as Array<{ id: string }>;
 const uploadChunksOnServer = async () => (await serverDb().selectFrom('upload_chunks').selectAll().execute()) as unknown[];

@@ -120,7 +120,6 @@ describe('requests per upload (tus)', () => {
     expect(await serverFiles(server.baseUrl, server.tokens.alice, conversationId)).toHaveLength(0);
     // Found by the same creation again (same key), then ended: nothing of it left on the server.
     expect(seen(d, 'POST', /^\/v1\/uploads$/).map((r) => r.headers['Idempotency-Key'])).toEqual([key, key]);
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
     const uploads = await (server.service.db as any).selectFrom('uploads').select('id').where('filename', '=', 'made.bin').execute();
     expect(uploads).toEqual([]);
     expect(await d.db.outbox.count()).toBe(0);
@@ -153,9 +152,8 @@ describe('requests per upload (tus)', () => {
 describe('POST /v1/files: a stall timeout, not a fixed one', () => {
   it('a connection that stops forwarding mid-upload is abandoned after the stall time and sent again with its key: one file', { timeout: 30_000 }, async () => {
     const gate = await new TcpGate(server.port).start();
-    let d!: Device;
     // No tus here (POST /v1/files); the fixed request limit is far longer than the test may run.
-    d = makeDevice(gate.url, server.tokens.alice, { engine: { upload: streamUpload(() => d.net.fetch), uploadStallMs: 500, requestTimeoutMs: 600_000 } });
+    const d: Device = makeDevice(gate.url, server.tokens.alice, { engine: { upload: streamUpload(() => d.net.fetch), uploadStallMs: 500, requestTimeoutMs: 600_000 } });
     try {
       const conversationId = await conversation(server, d, 'post-stall');
       const bytes = pattern(1024 * KiB, 59);
@@ -182,10 +180,9 @@ describe('POST /v1/files: a stall timeout, not a fixed one', () => {
   });
 
   it('a slow upload that keeps moving is not cut, though it lasts longer than the fixed request limit', async () => {
-    let d!: Device;
     const requestTimeoutMs = 500;
     // 1 MiB at 16 KiB per 25 ms: ~1.6 s, more than three times the fixed limit; never 1 s without a byte.
-    d = makeDevice(server.baseUrl, server.tokens.alice, {
+    const d: Device = makeDevice(server.baseUrl, server.tokens.alice, {
       engine: { upload: streamUpload(() => d.net.fetch, { chunkBytes: 16 * KiB, delayMs: 25 }), uploadStallMs: 1_000, requestTimeoutMs },
     });
     try {

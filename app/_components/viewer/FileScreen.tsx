@@ -38,9 +38,12 @@ export function FileScreen({ id }: { id: string }) {
   const conversation = useLiveQuery(() => (file?.conversationId ? db.conversations.get(file.conversationId) : undefined), [db, file?.conversationId]);
   const [loaded, setLoaded] = useState<Loaded | null>(null);
   // What the file is read as: its name and type, then its first bytes once they are here.
+  // By name and type only: a sync commit (a new row object, the same file) does not sniff again.
+  const filename = file?.filename;
+  const fileType = file?.file_type;
   const sniffed = useMemo(
-    () => (!file ? null : loaded?.ok ? kindOf(file.filename, file.file_type, loaded.bytes.subarray(0, 4096)) : kindOfName(file.filename, file.file_type)),
-    [file?.filename, file?.file_type, loaded],
+    () => (filename === undefined || fileType === undefined ? null : loaded?.ok ? kindOf(filename, fileType, loaded.bytes.subarray(0, 4096)) : kindOfName(filename, fileType)),
+    [filename, fileType, loaded],
   );
 
   // An upload that reached the server has its server id now: follow it (same bytes).

@@ -36,7 +36,7 @@ export interface RequestContext {
 }
 
 // Printable, no spaces or quotes, at most 128: what proxies (nginx $request_id, a UUID, a trace id) send.
-const SANE_REQUEST_ID = /^[A-Za-z0-9._:@+=\/-]{1,128}$/;
+const SANE_REQUEST_ID = /^[A-Za-z0-9._:@+=/-]{1,128}$/;
 
 /** The incoming X-Request-Id when it is sane (a proxy's, to correlate), else a new one. */
 export function requestId(incoming: string | string[] | null | undefined): string {

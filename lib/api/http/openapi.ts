@@ -100,8 +100,9 @@ function uploadPaths() {
     description: 'return=representation: the request that stores the last byte (or a repeat of it) answers with the file as its body (the File, as GET /v1/files/{id} answers it), so no GET is needed after it',
   };
   const applied = header('Preference-Applied', 'return=representation when the body is the file', { type: 'string', const: 'return=representation' });
-  const options = {
-    operationId: 'uploadOptions',
+  // One per path: an operationId must be unique in the document (openapi-typescript refuses it otherwise).
+  const options = (operationId: string) => ({
+    operationId,
     security: [],
     description: 'What the server speaks. No token needed: tus clients probe it first.',
     responses: {
@@ -115,10 +116,10 @@ function uploadPaths() {
         },
       },
     },
-  };
+  });
   return {
     '/v1/uploads': {
-      options,
+      options: options('uploadOptions'),
       post: {
         operationId: 'createUpload',
         description:
@@ -149,7 +150,7 @@ function uploadPaths() {
     },
     '/v1/uploads/{id}': {
       parameters: [idParam('id')],
-      options,
+      options: options('uploadOptionsOfUpload'),
       head: {
         operationId: 'getUploadOffset',
         description: 'Where the upload stands. Another user\'s upload answers as a missing one.',

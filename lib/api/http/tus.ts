@@ -52,7 +52,7 @@ import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Kysely } from 'kysely';
 import type { Config } from '../../config';
-import { ID_PATTERN, type ErrorCode } from '../../schemas';
+import { ID_PATTERN } from '../../schemas';
 import { ApiError, invalid, methodNotAllowed, missing, notFound } from '../errors';
 import type { ApiResult } from '../result';
 import type { Files } from '../domain/files';
@@ -828,7 +828,6 @@ class FileCompletion implements UploadCompletion {
 
   /** Concatenates the chunks into one new blob (hashing and sniffing on the way); one file, once. */
   async complete(staged: StagedUpload): Promise<string> {
-    const { row } = staged;
     const store = this.deps.store;
     const hash = createHash('sha256');
     const headChunks: Buffer[] = [];

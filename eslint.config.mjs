@@ -1,0 +1,61 @@
+// ESLint 9 flat config (`npm run lint`; type checking is `npm run typecheck`). Non-type-checked
+// rule sets only, so it stays fast on two cores: eslint's and typescript-eslint's recommended,
+// Next's recommended + core-web-vitals, and the React hooks rules (with the React Compiler's).
+import js from '@eslint/js';
+import nextPlugin from '@next/eslint-plugin-next';
+import reactHooks from 'eslint-plugin-react-hooks';
+import { defineConfig, globalIgnores } from 'eslint/config';
+import globals from 'globals';
+import tseslint from 'typescript-eslint';
+
+export default defineConfig(
+  // Generated: builds, the service worker the build writes, the typed client's types (npm run client:generate).
+  globalIgnores([
+    '**/.next/**',
+    'public/sw.js',
+    'lib/client/v1.ts',
+    'next-env.d.ts',
+    'data/**',
+    'bench/results/**',
+    'test-results/**',
+    'playwright-report/**',
+    '.tmp/**',
+  ]),
+  { linterOptions: { reportUnusedDisableDirectives: 'error' } },
+  js.configs.recommended,
+  tseslint.configs.recommended,
+  nextPlugin.configs.recommended,
+  nextPlugin.configs['core-web-vitals'],
+  reactHooks.configs.flat.recommended,
+  {
+    languageOptions: { globals: { ...globals.browser, ...globals.node, ...globals.worker } },
+    settings: { next: { rootDir: ['.', 'bench/next-noop/'] } },
+    rules: {
+      // A leading _ marks a value left out on purpose (`const { a: _a, ...rest } = x`, an unused parameter of a signature).
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_', ignoreRestSiblings: true },
+      ],
+      // `let d!: Device; const link = new Link(() => d.net.fetch); d = makeDevice(…, link)`: a closure needs the name before its value exists.
+      'prefer-const': ['error', { ignoreReadBeforeAssign: true }],
+      // Control characters are matched on purpose: tokens, paths and names that contain them are refused.
+      'no-control-regex': 'off',
+      // The app is one Next page (app/page.tsx) with its own client-side router (app/_components/router.ts): its <a href> links are that router's, not pages for next/link.
+      '@next/next/no-html-link-for-pages': 'off',
+      // Every <img> shows an object URL of bytes kept on the device (offline files, thumbnails), which next/image cannot load or optimise.
+      '@next/next/no-img-element': 'off',
+      // React Compiler checks: the app does not use the compiler, and these flag its deliberate patterns (a "latest value" ref written in
+      // render, state reset at the start of an effect that loads, Date.now in a status that re-renders on a timer, TanStack Table's API).
+      'react-hooks/refs': 'off',
+      'react-hooks/set-state-in-effect': 'off',
+      'react-hooks/purity': 'off',
+      'react-hooks/incompatible-library': 'off',
+    },
+  },
+  {
+    // `any` on purpose: tests and benchmarks poke at untyped JSON and at internals; Kysely<any> is Kysely's pattern for code that
+    // serves every schema (migrations, prepared readers); FHIR resources are walked as untyped JSON.
+    files: ['tests/**', 'bench/**', 'lib/api/storage/migrations.ts', 'lib/api/storage/prepared.ts', 'lib/view/viewer/fhir.ts'],
+    rules: { '@typescript-eslint/no-explicit-any': 'off' },
+  },
+);
