@@ -52,6 +52,28 @@ export default defineConfig(
       'react-hooks/incompatible-library': 'off',
     },
   },
+  // lib/sync's entry points (lib/sync/README.md): one per bundle, so what each may load is written down. Deep imports are
+  // refused outside lib/sync; tests and the bench are white-box and may reach inside.
+  ...[
+    { files: ['app/**', 'lib/view/**', 'lib/offline/**'], entry: 'page' },
+    { files: ['workers/sync.worker.ts', 'workers/xhr-upload.ts'], entry: 'worker' },
+    { files: ['workers/sw.ts'], entry: 'service-worker' },
+  ].map(({ files, entry }) => ({
+    files,
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: `(^@/lib/sync|(^|/)sync)/(?!${entry}$).+`,
+              message: `Import lib/sync/${entry} (this bundle's entry point; lib/sync/README.md), not a module inside lib/sync.`,
+            },
+          ],
+        },
+      ],
+    },
+  })),
   {
     // `any` on purpose: tests and benchmarks poke at untyped JSON and at internals; Kysely<any> is Kysely's pattern for code that
     // serves every schema (migrations, prepared readers); FHIR resources are walked as untyped JSON.

@@ -6,7 +6,7 @@
 // (tests/sync/feed.test.ts covers the feed itself).
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { FileObject } from '../../lib/schemas';
-import { PULL_KEY, type PullCursor } from '../../lib/sync/pull/state';
+import { PULL_KEY } from '../../lib/sync/pull/state';
 import { getMeta } from '../../lib/sync/mirror/meta';
 import { readFirstSyncProgress } from '../../lib/sync/pull/pull';
 import { startTestServer, type TestServer } from '../helpers/server';

@@ -4,7 +4,6 @@
 // in batches (recordAnswers): one transaction and one rebuild for many.
 import type { Conversation, FileObject } from '../../schemas';
 import type { ParleyDb } from '../mirror/db';
-import { getMeta } from '../mirror/meta';
 import { answerScope } from '../mirror/scopes';
 import { mentionedIds, remapOp, type OutboxOp } from './operations';
 import { done, type Write } from './lifecycle';
