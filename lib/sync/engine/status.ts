@@ -2,7 +2,8 @@
 // view (read it with a live query: `useLiveQuery(() => readSyncStatus(db))`).
 import type { ParleyDb } from '../mirror/db';
 import { getMeta, setMeta } from '../mirror/meta';
-import { blockedOpIds, type OpError, type OpKind } from '../outbox/operations';
+import { blockedOpIds } from '../outbox/blocking';
+import type { OpError, OpKind } from '../outbox/operations';
 import { readFirstSyncProgress } from '../pull/state';
 
 export const STATUS_KEY = 'status';

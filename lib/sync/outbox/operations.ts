@@ -48,13 +48,10 @@ export type OpKind = OpBody['kind'];
 // The stored operation, its states and what each field means: lifecycle.ts.
 export type { CancelledUpload, OpError, OpState, OutboxOp, TusState, UploadSnapshot } from './lifecycle';
 import { neverSent, type OutboxOp } from './lifecycle';
+import { creates, isTempId, TEMP_PREFIX } from './blocking';
 export { neverSent };
-
-export const TEMP_PREFIX = 'local_';
-
-export function isTempId(id: string): boolean {
-  return id.startsWith(TEMP_PREFIX);
-}
+// What blocks what (read by the page's status too, so in a module of its own): blocking.ts.
+export { blockedOpIds, creates, isTempId, prerequisites, TEMP_PREFIX } from './blocking';
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
@@ -70,27 +67,6 @@ export function newOpId(): string {
   return crypto.randomUUID();
 }
 
-/** Ids of things (conversations, messages) this operation needs to exist before it can run. */
-export function prerequisites(op: OutboxOp): string[] {
-  if (op.body.kind === 'file.upload') {
-    return op.body.messageId ? [op.body.conversationId, op.body.messageId] : [op.body.conversationId];
-  }
-  // Pinning the message of an upload still queued: that upload creates it.
-  if (op.body.kind === 'conversation.update' && op.body.patch.pinned_message_id && isTempId(op.body.patch.pinned_message_id)) {
-    return [op.body.patch.pinned_message_id];
-  }
-  return [];
-}
-
-/** Ids this operation brings into existence. */
-export function creates(op: OutboxOp): string[] {
-  if (op.body.kind === 'conversation.create') return [op.entityId];
-  if (op.body.kind === 'file.upload') {
-    return op.body.tempMessageId ? [op.entityId, op.body.tempMessageId] : [op.entityId];
-  }
-  return [];
-}
-
 /**
  * A create the server certainly does not have: never sent, or refused (a 4xx answer means the
  * request did not act) with no earlier attempt whose outcome is unknown. Deleting what it
@@ -98,29 +74,6 @@ export function creates(op: OutboxOp): string[] {
  */
 export function certainlyNotCreated(op: OutboxOp): boolean {
   return neverSent(op) || (op.state === 'failed' && !op.outcomeUnknown);
-}
-
-/**
- * Which operations cannot run because of a failed one. An operation depends on every earlier
- * operation on the same entity (strict order per entity) and on the operation that creates the
- * things it refers to. Nothing else: a failed rename does not hold up another file's upload.
- */
-export function blockedOpIds(ordered: readonly OutboxOp[]): Set<string> {
-  const blocked = new Set<string>();
-  const stuckEntities = new Set<string>();
-  const unavailable = new Set<string>();
-  for (const op of ordered) {
-    const isBlocked =
-      stuckEntities.has(op.entityId) ||
-      (op.after ?? []).some((id) => stuckEntities.has(id)) ||
-      prerequisites(op).some((id) => unavailable.has(id));
-    if (isBlocked) blocked.add(op.id);
-    if (isBlocked || op.state === 'failed') {
-      stuckEntities.add(op.entityId);
-      for (const id of creates(op)) unavailable.add(id);
-    }
-  }
-  return blocked;
 }
 
 /** What may be sent now (see readyBatch); `waitUntil`: the backoff that stopped the search. */

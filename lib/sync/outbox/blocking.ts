@@ -1,0 +1,54 @@
+// Which operations a failed one holds up, and the id rules that decides it with (temp ids, what an
+// operation needs and what it creates). Pure, and apart from operations.ts: the page's status
+// line reads blockedOpIds, and this keeps the rest of the outbox's rules off the first screen.
+import type { OutboxOp } from './lifecycle';
+
+export const TEMP_PREFIX = 'local_';
+
+export function isTempId(id: string): boolean {
+  return id.startsWith(TEMP_PREFIX);
+}
+
+/** Ids of things (conversations, messages) this operation needs to exist before it can run. */
+export function prerequisites(op: OutboxOp): string[] {
+  if (op.body.kind === 'file.upload') {
+    return op.body.messageId ? [op.body.conversationId, op.body.messageId] : [op.body.conversationId];
+  }
+  // Pinning the message of an upload still queued: that upload creates it.
+  if (op.body.kind === 'conversation.update' && op.body.patch.pinned_message_id && isTempId(op.body.patch.pinned_message_id)) {
+    return [op.body.patch.pinned_message_id];
+  }
+  return [];
+}
+
+/** Ids this operation brings into existence. */
+export function creates(op: OutboxOp): string[] {
+  if (op.body.kind === 'conversation.create') return [op.entityId];
+  if (op.body.kind === 'file.upload') {
+    return op.body.tempMessageId ? [op.entityId, op.body.tempMessageId] : [op.entityId];
+  }
+  return [];
+}
+
+/**
+ * Which operations cannot run because of a failed one. An operation depends on every earlier
+ * operation on the same entity (strict order per entity) and on the operation that creates the
+ * things it refers to. Nothing else: a failed rename does not hold up another file's upload.
+ */
+export function blockedOpIds(ordered: readonly OutboxOp[]): Set<string> {
+  const blocked = new Set<string>();
+  const stuckEntities = new Set<string>();
+  const unavailable = new Set<string>();
+  for (const op of ordered) {
+    const isBlocked =
+      stuckEntities.has(op.entityId) ||
+      (op.after ?? []).some((id) => stuckEntities.has(id)) ||
+      prerequisites(op).some((id) => unavailable.has(id));
+    if (isBlocked) blocked.add(op.id);
+    if (isBlocked || op.state === 'failed') {
+      stuckEntities.add(op.entityId);
+      for (const id of creates(op)) unavailable.add(id);
+    }
+  }
+  return blocked;
+}
