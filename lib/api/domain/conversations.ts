@@ -13,7 +13,7 @@ import { newId, nowSeconds } from './ids';
 import { paginate, readListQuery, type CursorMode } from './pagination';
 import { prepare, prepareVariants } from '../storage/prepared';
 import { parseInput } from './validation';
-import type { Fields } from '../http/body';
+import type { Fields } from './inputs';
 
 type Row = Omit<ConversationRow, 'seq'> & { seq: number };
 

@@ -9,9 +9,8 @@ import { newId, nowSeconds } from './ids';
 import { paginate, readListQuery, type CursorMode } from './pagination';
 import { prepare, prepareVariants } from '../storage/prepared';
 import type { UrlSigner } from './signing';
-import type { ReceivedUpload } from '../http/upload';
 import { parseInput } from './validation';
-import type { Fields } from '../http/body';
+import type { Fields, ReceivedUpload } from './inputs';
 
 export type StoredFile = Omit<FileRow, 'seq'> & { seq: number };
 
