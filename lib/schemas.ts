@@ -129,10 +129,12 @@ export const TimestampInput = z.union([
 /** Empty string or null clears. */
 const cleared = z.union([z.literal(''), z.null()]).transform(() => null);
 
-export const ConversationCreateInput = z.strictObject({
-  contact_id: ExternalId.optional(),
-  group_id: ExternalId.optional(),
-});
+export const ConversationCreateInput = z
+  .strictObject({
+    contact_id: ExternalId.optional(),
+    group_id: ExternalId.optional(),
+  })
+  .meta({ description: 'Exactly one of contact_id or group_id (neither or both: 400)' });
 export type ConversationCreateInput = z.infer<typeof ConversationCreateInput>;
 
 export const ConversationUpdateInput = z.strictObject({
@@ -166,10 +168,16 @@ export function filenameProblem(name: string): string | null {
   if (name === '.' || name === '..') return 'must not be . or ..';
   return null;
 }
-export const Filename = z.string().superRefine((name, ctx) => {
-  const problem = filenameProblem(name);
-  if (problem) ctx.addIssue({ code: 'custom', message: problem });
-});
+export const Filename = z
+  .string()
+  .superRefine((name, ctx) => {
+    const problem = filenameProblem(name);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  })
+  .meta({
+    description:
+      '1-255 bytes of UTF-8; no /, \\, control characters or invisible format characters (bidi controls, U+200B, U+FEFF, …); not . or ..',
+  });
 
 export const FileUpdateInput = z.strictObject({ filename: Filename });
 export type FileUpdateInput = z.infer<typeof FileUpdateInput>;
@@ -207,17 +215,19 @@ export const EventStreamQuery = z.strictObject({
   after: Cursor.meta({ description: 'Resume after this cursor (Last-Event-ID wins when both are sent)' }).optional(),
 });
 
-/** POST /v1/files (multipart): the fields besides the file part; exactly one of the two. */
-export const FileUploadInput = z.strictObject({
-  file: z.string().meta({
-    contentMediaType: 'application/octet-stream',
-    description:
-      'One part with a filename (1-255 bytes; no /, \\, control or invisible format characters). Its Content-Type is ' +
-      'file_type unless absent or application/octet-stream: then the type is sniffed from the bytes and the name.',
-  }),
-  conversation_id: Id.meta({ description: 'A conversation of the caller: a new message in it carries the file' }).optional(),
-  message_id: Id.meta({ description: 'A message of the caller: the file is attached to it' }).optional(),
-});
+/** POST /v1/files (multipart): the file part, and exactly one of conversation_id or message_id. */
+export const FileUploadInput = z
+  .strictObject({
+    file: z.string().meta({
+      contentMediaType: 'application/octet-stream',
+      description:
+        'One part with a filename (1-255 bytes; no /, \\, control or invisible format characters). Its Content-Type is ' +
+        'file_type unless absent or application/octet-stream: then the type is sniffed from the bytes and the name.',
+    }),
+    conversation_id: Id.meta({ description: 'A conversation of the caller: a new message in it carries the file' }).optional(),
+    message_id: Id.meta({ description: 'A message of the caller: the file is attached to it' }).optional(),
+  })
+  .meta({ description: 'The file part, and exactly one of conversation_id or message_id (neither or both: 400)' });
 
 export const ConversationListQuery = z.strictObject({
   muted: BooleanInput.meta({ description: 'true: only muted; false: only not muted' }).optional(),
