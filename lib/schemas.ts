@@ -129,10 +129,12 @@ export const TimestampInput = z.union([
 /** Empty string or null clears. */
 const cleared = z.union([z.literal(''), z.null()]).transform(() => null);
 
-export const ConversationCreateInput = z.strictObject({
-  contact_id: ExternalId.optional(),
-  group_id: ExternalId.optional(),
-});
+export const ConversationCreateInput = z
+  .strictObject({
+    contact_id: ExternalId.optional(),
+    group_id: ExternalId.optional(),
+  })
+  .meta({ description: 'Exactly one of contact_id or group_id (neither or both: 400)' });
 export type ConversationCreateInput = z.infer<typeof ConversationCreateInput>;
 
 export const ConversationUpdateInput = z.strictObject({
@@ -166,17 +168,70 @@ export function filenameProblem(name: string): string | null {
   if (name === '.' || name === '..') return 'must not be . or ..';
   return null;
 }
-export const Filename = z.string().superRefine((name, ctx) => {
-  const problem = filenameProblem(name);
-  if (problem) ctx.addIssue({ code: 'custom', message: problem });
-});
+export const Filename = z
+  .string()
+  .superRefine((name, ctx) => {
+    const problem = filenameProblem(name);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  })
+  .meta({
+    description:
+      '1-255 bytes of UTF-8; no /, \\, control characters or invisible format characters (bidi controls, U+200B, U+FEFF, …); not . or ..',
+  });
 
 export const FileUpdateInput = z.strictObject({ filename: Filename });
 export type FileUpdateInput = z.infer<typeof FileUpdateInput>;
 
+// ---- Query parameters (strings on the wire). The routes (lib/api/routes) document them, the
+// domain reads them with these schemas. ----
+
+/** A list's page size: an integer from 1 to 100 (leading zeros allowed), as a string. */
+export const ListLimit = z
+  .string()
+  .regex(/^(?:0{0,2}[1-9]|0?[1-9]\d|100)$/, 'must be an integer from 1 to 100')
+  .meta({ description: 'Page size, 1-100 (default 10)', examples: ['10'] });
+export const PageQuery = z.strictObject({
+  limit: ListLimit.optional(),
+  starting_after: Id.meta({ description: 'The id of an item in the list: the page after it' }).optional(),
+  ending_before: Id.meta({ description: 'The id of an item in the list: the page before it' }).optional(),
+});
+
+export const FileListQuery = z.strictObject({
+  conversation_id: Id.meta({ description: 'Only the files of this conversation (the caller\'s, else 404)' }).optional(),
+});
+
+/** An event cursor: opaque, valid for the user it was issued to. */
+export const Cursor = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be a cursor from this feed');
+/** The change feed's page size: an integer from 0 to 1000, as a string. */
+export const EventsLimit = z
+  .string()
+  .regex(/^(?:\d{1,3}|0\d{3}|1000)$/, 'must be an integer from 0 to 1000')
+  .meta({ description: '0-1000 (default 100); 0 tells the head cursor', examples: ['100'] });
+export const EventsQuery = z.strictObject({
+  after: Cursor.meta({ description: 'A cursor: an event id, or a page\'s next' }).optional(),
+  limit: EventsLimit.optional(),
+});
+export const EventStreamQuery = z.strictObject({
+  after: Cursor.meta({ description: 'Resume after this cursor (Last-Event-ID wins when both are sent)' }).optional(),
+});
+
+/** POST /v1/files (multipart): the file part, and exactly one of conversation_id or message_id. */
+export const FileUploadInput = z
+  .strictObject({
+    file: z.string().meta({
+      contentMediaType: 'application/octet-stream',
+      description:
+        'One part with a filename (1-255 bytes; no /, \\, control or invisible format characters). Its Content-Type is ' +
+        'file_type unless absent or application/octet-stream: then the type is sniffed from the bytes and the name.',
+    }),
+    conversation_id: Id.meta({ description: 'A conversation of the caller: a new message in it carries the file' }).optional(),
+    message_id: Id.meta({ description: 'A message of the caller: the file is attached to it' }).optional(),
+  })
+  .meta({ description: 'The file part, and exactly one of conversation_id or message_id (neither or both: 400)' });
+
 export const ConversationListQuery = z.strictObject({
-  muted: BooleanInput.optional(),
-  archived: BooleanInput.optional(),
-  pinned: BooleanInput.optional(),
-  group_id: ExternalId.optional(),
+  muted: BooleanInput.meta({ description: 'true: only muted; false: only not muted' }).optional(),
+  archived: BooleanInput.meta({ description: 'true: only archived; false: only not archived' }).optional(),
+  pinned: BooleanInput.meta({ description: 'true: only pinned; false: only not pinned' }).optional(),
+  group_id: ExternalId.meta({ description: 'Only the conversation of this group' }).optional(),
 });

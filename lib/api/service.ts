@@ -2,21 +2,18 @@
 // Request → Response face, used by the Next.js route handlers and by tests.
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../config';
-import { ID_PATTERN } from '../schemas';
 import { serveAsset } from './http/assets';
-import { bodyKind, readFields, unsupportedMediaType } from './http/body';
 import { Conversations } from './domain/conversations';
 import { openDb, type Db, type OpenedDb } from './storage/db';
 import { listenForEvents, type NotificationListener } from './storage/pg-notifications';
-import { ApiError, internalError, methodNotAllowed, notFound, storageFailureError, unknownParam } from './errors';
+import { ApiError, internalError, methodNotAllowed, notFound, storageFailureError } from './errors';
 import { EventHub } from './domain/event-hub';
-import { ChangeFeed, readEventsQuery } from './domain/events';
+import { ChangeFeed } from './domain/events';
 import { CursorCodec } from './domain/cursors';
 import { Files } from './domain/files';
-import { EVENT_STREAM_HEADERS, EventStream } from './http/event-stream';
+import type { EventStream } from './http/event-stream';
 import { fromWebRequest, toWebResponse, type ApiReply, type ApiRequest } from './http/exchange';
 import { HostPolicy } from './http/hosts';
-import { refuseQueryParameters } from './domain/pagination';
 import { IdempotencyStore } from './domain/idempotency';
 import { openApiDocument } from './http/openapi';
 import { errorResult, type ApiResult } from './result';
@@ -25,15 +22,15 @@ import { sweepOrphans, type BlobStore } from './storage/blob-store';
 import { BlobDeletionQueue, type DrainResult } from './storage/blob-deletions';
 import { openBlobStore, type OpenedBlobStore } from './storage/open-blob-store';
 import { storageFailure } from './storage/failures';
-import { isCommitOutcomeUnknown } from './storage/transaction';
-import { Authenticator, bearerToken, createToken } from './domain/tokens';
-import { receiveUpload } from './http/upload';
+import { Authenticator, createToken } from './domain/tokens';
 import { isUploadChunk, TusUploads, uploadChunkKeys } from './http/tus';
 import { isHealthPath, serveHealth } from './http/health';
 import { FairShare } from './http/fair-share';
 import { RateLimiter } from './http/rate-limit';
 import { routeTemplate, type Logger } from './http/log';
 import { sql } from 'kysely';
+import { allowed, ROUTES, routeFor, Router, type Api } from './routes';
+import type { PathMatch } from './routes/router';
 
 const JSON_HEADERS = { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store' };
 
@@ -99,6 +96,9 @@ export class ApiService {
   private readonly timers: NodeJS.Timeout[];
   private readonly store: BlobStore;
   private openapiText: string | null = null;
+  /** The route table of the extensions that are on, and what its handlers work with. */
+  private readonly router: Router;
+  private readonly api: Api;
   /** Live event streams of this process, ended cleanly at shutdown. */
   private readonly streams = new Set<EventStream>();
   private shuttingDown = false;
@@ -140,6 +140,33 @@ export class ApiService {
       setInterval(() => void this.uploads.expire().catch(failed('the expiry pass of unfinished uploads')), UPLOAD_EXPIRY_PASS_MS),
     ];
     for (const timer of this.timers) timer.unref();
+    this.router = new Router(ROUTES.filter((route) => !route.extension || config.extensions.has(route.extension)));
+    const isShuttingDown = () => this.shuttingDown;
+    this.api = {
+      config,
+      db,
+      store: this.store,
+      log,
+      conversations: this.conversations,
+      files: this.files,
+      idempotency: this.idempotency,
+      feed: this.feed,
+      hub: this.hub,
+      uploads: this.uploads,
+      streams: this.streams,
+      get shuttingDown() {
+        return isShuttingDown();
+      },
+      assetBase: (request) => this.assetBase(request),
+      written: (user, result) => this.written(user, result),
+      drainBlobDeletions: () => this.drainBlobDeletions(),
+      openapiText: () => (this.openapiText ??= JSON.stringify(openApiDocument())),
+    };
+  }
+
+  /** ASSET_URL, or the request's origin when its Host is allowed (checked in route() already). */
+  private assetBase(request: ApiRequest): string {
+    return this.hosts.assetBase(request);
   }
 
   /** Drops expired idempotency records and change-feed events (hourly, and at start). */
@@ -277,10 +304,7 @@ export class ApiService {
     }
     let answer: ApiReply;
     try {
-      answer =
-        this.config.extensions.has('events') && (request.path === '/v1/events/stream' || request.path === '/v1/events/stream/')
-          ? await this.eventStream(request).catch((error: unknown) => this.limits.refused(request.remoteAddress, error))
-          : reply(await this.route(request));
+      answer = await this.route(request);
     } catch (error) {
       answer = reply(errorResult(this.answerFor(request, error)));
     }
@@ -303,71 +327,36 @@ export class ApiService {
     return internalError();
   }
 
-  /** ASSET_URL, or the request's origin when its Host is allowed (checked in route() already). */
-  private assetBase(request: ApiRequest): string {
-    return this.hosts.assetBase(request);
-  }
-
-  private async route(request: ApiRequest): Promise<ApiResult> {
+  /**
+   * A /v1 request, through the route table: the Host first; then public routes (no token); then
+   * the token (a refused one counts against its address), the per-token rate limits and a
+   * fair-share turn, except for live streams (their own caps) and long uploads (no turn).
+   */
+  private async route(request: ApiRequest): Promise<ApiReply> {
     const path = request.path.length > 1 && request.path.endsWith('/') ? request.path.slice(0, -1) : request.path;
-    const segments = path.split('/'); // ['', 'v1', collection, id?]
-    if (segments[1] !== 'v1') throw notFound('route');
+    if (path !== '/v1' && !path.startsWith('/v1/')) throw notFound('route');
     // Every /v1 request, before anything else: see http/hosts.ts for why not only file_url builders.
     this.hosts.check(request);
-    if (segments.length === 3 && segments[2] === 'openapi.json') {
-      if (request.method !== 'GET') throw methodNotAllowed(['GET']);
-      this.openapiText ??= JSON.stringify(openApiDocument());
-      return { status: 200, body: JSON.parse(this.openapiText), headers: { 'Cache-Control': 'public, max-age=300' } };
-    }
-    // Resumable uploads (tus): OPTIONS needs no token (clients probe it first); the rest is below.
-    const resumable = this.config.extensions.has('uploads');
-    if (resumable && segments[2] === 'uploads' && segments.length <= 4 && request.method === 'OPTIONS') return this.uploads.options();
-    // Rate limits: a refused token counts against its address; a valid one against itself.
+    const match = this.router.find(path);
+    const route = match && routeFor(match.routes, request.method);
+    if (route?.access === 'public') return reply((await route.handle(this.api, { request, user: '', params: match!.params })) as ApiResult);
+    // A path that asks for no rate-limited token refuses a method before asking for one.
+    if (match && !route && match.routes.every((r) => r.access)) throw methodNotAllowed(allowed(match.routes));
     const user = await this.authenticate(request).catch((error: unknown) => this.limits.refused(request.remoteAddress, error));
+    if (route?.access === 'stream') return (await route.handle(this.api, { request, user, params: match!.params })) as ApiReply;
     await this.limits.forToken(request.header('authorization'), request.method);
-    const collection = segments[2];
     // Long requests (bytes moving over the network) do not take a turn: see http/fair-share.ts.
-    const long = collection === 'uploads' || (collection === 'files' && request.method === 'POST' && segments.length === 3);
-    if (long) return this.serve(request, user, segments);
-    return this.share.run(user, () => this.serve(request, user, segments));
+    if (route?.long) return reply(await this.serve(request, user, match!));
+    return reply(await this.share.run(user, () => this.serve(request, user, match)));
   }
 
   /** A /v1 request of an authenticated user (within its limits). */
-  private async serve(request: ApiRequest, user: string, segments: string[]): Promise<ApiResult> {
-    const collection = segments[2];
-    const resumable = this.config.extensions.has('uploads');
-    if (collection === 'events' && segments.length === 3 && this.config.extensions.has('events')) {
-      if (request.method !== 'GET') throw methodNotAllowed(['GET']);
-      return { status: 200, body: await this.events(request, user) };
-    }
-    if (collection === 'me' && segments.length === 3 && this.config.extensions.has('me')) return this.me(request, user);
-    if (resumable && collection === 'uploads' && segments.length <= 4) return this.uploads.handle(request, user, segments[3]);
-    if ((collection !== 'conversations' && collection !== 'files') || segments.length > 4) {
-      throw notFound('route');
-    }
-    const id = segments[3];
-    if (id === undefined) {
-      if (request.method === 'GET') return this.list(collection, request, user);
-      if (request.method === 'POST') {
-        refuseQueryParameters(request.query); // before any body is read: an upload stores nothing
-        return this.written(user, await this.create(collection, request, user));
-      }
-      throw methodNotAllowed(['GET', 'POST']);
-    }
-    if (!ID_PATTERN.test(id)) throw notFound(collection === 'files' ? 'file' : 'conversation');
-    if (request.method !== 'GET' && request.method !== 'PUT' && request.method !== 'DELETE') {
-      throw methodNotAllowed(['GET', 'PUT', 'DELETE']);
-    }
-    refuseQueryParameters(request.query);
-    if (request.method === 'GET') {
-      const body =
-        collection === 'conversations'
-          ? await this.conversations.retrieve(this.db, user, id)
-          : this.files.toFile(await this.files.get(this.db, user, id), this.assetBase(request));
-      return { status: 200, body };
-    }
-    if (request.method === 'PUT') return this.written(user, await this.update(collection, request, user, id));
-    return this.written(user, await this.remove(collection, request, user, id));
+  private async serve(request: ApiRequest, user: string, match: PathMatch | null): Promise<ApiResult> {
+    if (!match) throw notFound('route');
+    if (match.missing) throw notFound(match.missing);
+    const route = routeFor(match.routes, request.method);
+    if (!route) throw methodNotAllowed(allowed(match.routes));
+    return (await route.handle(this.api, { request, user, params: match.params })) as ApiResult;
   }
 
   /** The user of the request's token; noted in its context for the request log. */
@@ -380,146 +369,6 @@ export class ApiService {
   /** After a write that succeeded: this process's live streams of that user look at the feed. */
   private written(user: string, result: ApiResult): ApiResult {
     if (this.config.extensions.has('events') && result.status < 300) this.hub.publish(user);
-    return result;
-  }
-
-  /** GET /v1/events: changes after a cursor; no cursor (or limit=0) tells the head to start from. */
-  private async events(request: ApiRequest, user: string) {
-    const query = readEventsQuery(request.query);
-    const after = query.after === null ? null : this.feed.decode(user, query.after);
-    if (after === null || query.limit === 0) {
-      if (after !== null) await this.feed.check(user, after);
-      return { data: [], has_more: false, next: this.feed.encode(user, after ?? (await this.feed.head(user))) };
-    }
-    return this.feed.page(user, after, query.limit, this.assetBase(request));
-  }
-
-  /**
-   * GET /v1/events/stream: the feed as Server-Sent Events, resuming from Last-Event-ID (or ?after).
-   * At most MAX_STREAMS_PER_USER per user and MAX_STREAMS in all on this instance (429 beyond);
-   * the token is re-checked while the stream is open (event-hub.ts).
-   */
-  private async eventStream(request: ApiRequest): Promise<ApiReply> {
-    this.hosts.check(request); // its events carry file_urls
-    if (request.method !== 'GET') throw methodNotAllowed(['GET']);
-    const user = await this.authenticate(request);
-    const token = bearerToken(request.header('authorization'));
-    for (const name of request.query.keys()) if (name !== 'after') throw unknownParam(name);
-    const lastEventId = request.header('last-event-id');
-    const queryAfter = request.query.has('after') ? this.feed.decode(user, request.query.get('after')!) : null;
-    const after = lastEventId ? this.feed.decode(user, lastEventId, 'Last-Event-ID') : (queryAfter ?? (await this.feed.head(user)));
-    await this.feed.check(user, after);
-    this.hub.admit(user); // no await between this and the stream's attaching
-    const stream = new EventStream({
-      hub: this.hub,
-      user,
-      token,
-      after,
-      assetBase: this.assetBase(request),
-      heartbeatMs: this.config.eventsHeartbeatMs,
-      log: this.log,
-    });
-    this.streams.add(stream);
-    stream.once('close', () => this.streams.delete(stream));
-    if (this.shuttingDown) stream.endGracefully();
-    return { status: 200, headers: EVENT_STREAM_HEADERS, body: stream };
-  }
-
-  /** Extension: who the token belongs to, so a device can key its local data by user. */
-  private me(request: ApiRequest, user: string): ApiResult {
-    if (request.method !== 'GET') throw methodNotAllowed(['GET']);
-    for (const name of request.query.keys()) throw unknownParam(name);
-    return { status: 200, body: { id: user } };
-  }
-
-  private async list(collection: string, request: ApiRequest, user: string): Promise<ApiResult> {
-    const body =
-      collection === 'conversations'
-        ? await this.conversations.list(this.db, user, request.query)
-        : await this.files.list(this.db, user, request.query, this.assetBase(request));
-    return { status: 200, body };
-  }
-
-  private idempotencyKey(request: ApiRequest): string | null {
-    return request.header('idempotency-key');
-  }
-
-  private async create(collection: string, request: ApiRequest, user: string): Promise<ApiResult> {
-    if (collection === 'conversations') {
-      const fields = await readFields(request);
-      return this.idempotency.run(
-        user,
-        this.idempotencyKey(request),
-        () => ({ method: 'POST', path: request.path, content: fields }),
-        async (trx) => ({ status: 201, body: await this.conversations.create(trx, user, fields) }),
-      );
-    }
-    if (bodyKind(request.header('content-type')) !== 'multipart') throw unsupportedMediaType('multipart/form-data');
-    const upload = await receiveUpload(request, this.store, this.config.maxUploadBytes);
-    // The bytes are stored; they stay only if the row pointing at them commits (not on a refusal,
-    // a failure or an idempotent replay, where the handler does not run).
-    let rowWritten = false;
-    try {
-      const file = upload.file;
-      const result = await this.idempotency.run(
-        user,
-        this.idempotencyKey(request),
-        () => ({
-          method: 'POST',
-          path: request.path,
-          content: {
-            ...upload.fields,
-            file: file && { name: file.rawFilename, type: file.declaredType, size: file.size, sha256: file.sha256 },
-          },
-        }),
-        async (trx) => {
-          const body = await this.files.create(trx, user, upload, this.assetBase(request));
-          rowWritten = true;
-          return { status: 201, body };
-        },
-      );
-      if (!rowWritten) await upload.file?.blob.abort();
-      return result;
-    } catch (error) {
-      // Not when the commit's outcome is unknown: its row may point at these bytes. If it does
-      // not, the orphan sweep removes them.
-      if (!isCommitOutcomeUnknown(error)) await upload.file?.blob.abort();
-      throw error;
-    }
-  }
-
-  private async update(collection: string, request: ApiRequest, user: string, id: string): Promise<ApiResult> {
-    const fields = await readFields(request);
-    return this.idempotency.run(
-      user,
-      this.idempotencyKey(request),
-      () => ({ method: 'PUT', path: request.path, content: fields }),
-      async (trx) => ({
-        status: 200,
-        body:
-          collection === 'conversations'
-            ? await this.conversations.update(trx, user, id, fields)
-            : await this.files.rename(trx, user, id, fields, this.assetBase(request)),
-      }),
-      { singleWrite: collection === 'conversations' },
-    );
-  }
-
-  private async remove(collection: string, request: ApiRequest, user: string, id: string): Promise<ApiResult> {
-    const result = await this.idempotency.run(
-      user,
-      this.idempotencyKey(request),
-      () => ({ method: 'DELETE', path: request.path, content: {} }),
-      async (trx) => {
-        if (collection === 'conversations') await this.conversations.delete(trx, user, id);
-        else await this.files.delete(trx, user, id);
-        return { status: 204 };
-      },
-      { singleWrite: true }, // one DELETE; the cascade and the trigger that queues the bytes are part of it
-    );
-    // The rows are gone (committed), their keys queued in the same transaction; now the bytes. A
-    // removal that fails stays queued and is retried.
-    await this.drainBlobDeletions().catch((error) => this.log.error('[parley] a blob deletion pass failed:', error));
     return result;
   }
 }

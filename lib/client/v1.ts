@@ -10,8 +10,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * List conversations
+         * @description A page of the caller's conversations, newest first; the filters narrow it.
+         */
         get: operations["listConversations"];
         put?: never;
+        /**
+         * Create a conversation
+         * @description With exactly one of contact_id or group_id (neither or both: 400). One conversation per contact and per group.
+         */
         post: operations["createConversation"];
         delete?: never;
         options?: never;
@@ -23,32 +31,25 @@ export interface paths {
         parameters: {
             query?: never;
             header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        get: operations["retrieveConversation"];
-        put: operations["updateConversation"];
-        post?: never;
-        delete: operations["deleteConversation"];
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/me": {
-        parameters: {
-            query?: never;
-            header?: never;
             path?: never;
             cookie?: never;
         };
-        /** @description Extension: the user the bearer token belongs to (a device keys its local data by user, not by token). */
-        get: operations["retrieveMe"];
-        put?: never;
+        /**
+         * Retrieve a conversation
+         * @description The conversation. No side effect.
+         */
+        get: operations["retrieveConversation"];
+        /**
+         * Update a conversation
+         * @description Only the fields given change; an unknown field is 400.
+         */
+        put: operations["updateConversation"];
         post?: never;
-        delete?: never;
+        /**
+         * Delete a conversation
+         * @description Deletes it with its messages, its files and their stored bytes.
+         */
+        delete: operations["deleteConversation"];
         options?: never;
         head?: never;
         patch?: never;
@@ -61,8 +62,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * List files
+         * @description A page of the caller's files, newest first; with conversation_id, those of that conversation.
+         */
         get: operations["listFiles"];
         put?: never;
+        /**
+         * Upload a file
+         * @description One file part and exactly one of conversation_id (a new message in it carries the file) or message_id (attached to that message); fields may come before or after the file. Raises the conversation's last_active_at.
+         */
         post: operations["uploadFile"];
         delete?: never;
         options?: never;
@@ -74,14 +83,24 @@ export interface paths {
         parameters: {
             query?: never;
             header?: never;
-            path: {
-                id: string;
-            };
+            path?: never;
             cookie?: never;
         };
+        /**
+         * Retrieve a file
+         * @description The file, with a file_url signed for its current name.
+         */
         get: operations["retrieveFile"];
+        /**
+         * Rename a file
+         * @description filename only (any other field: 400). The answer carries the new name and a file_url built from it; the old URL stops working.
+         */
         put: operations["renameFile"];
         post?: never;
+        /**
+         * Delete a file
+         * @description Deletes the file and its stored bytes; its file_url answers 404 from then on.
+         */
         delete: operations["deleteFile"];
         options?: never;
         head?: never;
@@ -95,7 +114,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Extension: the change feed. Changes to the caller's conversations and files after a cursor, oldest first, each with the object as GET returns it now (or {id} for a deletion); several changes of one object within a page collapse into its last. Without `after`, or with limit=0, tells the head cursor to follow from after a full listing. */
+        /**
+         * List changes after a cursor
+         * @description Extension: the change feed. Changes to the caller's conversations and files after a cursor, oldest first, each with the object as GET returns it now (or {id} for a deletion); several changes of one object within a page collapse into its last. Without `after`, or with limit=0, tells the head cursor to follow from after a full listing.
+         */
         get: operations["listEvents"];
         put?: never;
         post?: never;
@@ -112,7 +134,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Extension: the change feed live, as Server-Sent Events. Each message carries `id: <cursor>` and `data: <an Event>`; a comment line is sent at least every 30 s. Resumes after the `Last-Event-ID` header (or `after`), else from the head. An `event: error` message with an Error body (events_expired; unauthenticated once the token is no longer accepted, re-checked at least every 10 s) ends the stream. */
+        /**
+         * Follow changes live (Server-Sent Events)
+         * @description Extension: the change feed live. Each message carries `id: <cursor>` and `data: <an Event>`; a comment line is sent at least every 30 s. Resumes after the `Last-Event-ID` header (or `after`), else from the head. An `event: error` message with an Error body (events_expired; unauthenticated once the token is no longer accepted, re-checked at least every 10 s) ends the stream. At most MAX_STREAMS_PER_USER (per user) and MAX_STREAMS (in all) per instance.
+         */
         get: operations["streamEvents"];
         put?: never;
         post?: never;
@@ -131,10 +156,16 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description Extension: starts a resumable upload (tus creation, creation-with-upload). Upload-Metadata carries filename, optional filetype, and exactly one of conversation_id / message_id (other keys are ignored); every check of POST /v1/files that needs no bytes is made before any byte is read. A body (Content-Type: application/offset+octet-stream) is the upload's first bytes. */
+        /**
+         * Start a resumable upload
+         * @description Extension: starts a resumable upload (tus creation, creation-with-upload). Upload-Metadata carries filename, optional filetype, and exactly one of conversation_id / message_id (other keys are ignored); every check of POST /v1/files that needs no bytes is made before any byte is read. A body (Content-Type: application/offset+octet-stream) is the upload's first bytes.
+         */
         post: operations["createUpload"];
         delete?: never;
-        /** @description What the server speaks. No token needed: tus clients probe it first. */
+        /**
+         * What the upload server speaks
+         * @description No token needed: tus clients probe it first.
+         */
         options: operations["uploadOptions"];
         head?: never;
         patch?: never;
@@ -144,22 +175,72 @@ export interface paths {
         parameters: {
             query?: never;
             header?: never;
-            path: {
-                id: string;
-            };
+            path?: never;
             cookie?: never;
         };
         get?: never;
         put?: never;
         post?: never;
-        /** @description Ends the upload (tus termination) and removes its bytes; the file of a finished upload stays. */
+        /**
+         * End an upload
+         * @description Ends the upload (tus termination) and removes its bytes; the file of a finished upload stays.
+         */
         delete: operations["deleteUpload"];
-        /** @description What the server speaks. No token needed: tus clients probe it first. */
+        /**
+         * What the upload server speaks
+         * @description No token needed: tus clients probe it first.
+         */
         options: operations["uploadOptionsOfUpload"];
-        /** @description Where the upload stands. Another user's upload answers as a missing one. */
+        /**
+         * Where an upload stands
+         * @description Its offset and length. Another user's upload answers as a missing one. HEAD: no answer has a body.
+         */
         head: operations["getUploadOffset"];
-        /** @description Appends bytes at Upload-Offset. The request that stores the last byte creates the file exactly as POST /v1/files would, once, and answers with Upload-File-Id; a repeat of it answers the same. One PATCH at a time per upload. */
+        /**
+         * Append bytes to an upload
+         * @description Appends bytes at Upload-Offset. The request that stores the last byte creates the file exactly as POST /v1/files would, once, and answers with Upload-File-Id; a repeat of it answers the same. One PATCH at a time per upload.
+         */
         patch: operations["appendToUpload"];
+        trace?: never;
+    };
+    "/v1/openapi.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * This document
+         * @description The OpenAPI 3.1 description of /v1, written from the route table the service dispatches on. No token needed.
+         */
+        get: operations["retrieveOpenApiDocument"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who the token belongs to
+         * @description Extension: the user the bearer token belongs to (a device keys its local data by user, not by token).
+         */
+        get: operations["retrieveMe"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
 }
@@ -190,49 +271,18 @@ export interface components {
         };
         ConversationPage: {
             has_more: boolean;
-            data: {
-                id: string;
-                contact_id: string | null;
-                group_id: string | null;
-                pinned_message_id: string | null;
-                is_pinned: boolean;
-                is_muted: boolean;
-                last_active_at: number | null;
-                last_opened_at: number | null;
-                created_at: number;
-                archived_at: number | null;
-            }[];
+            data: components["schemas"]["Conversation"][];
         };
         FilePage: {
             has_more: boolean;
-            data: {
-                id: string;
-                message_id: string;
-                filename: string;
-                /** Format: uri */
-                file_url: string;
-                file_type: string;
-                file_size: number;
-                created_at: number;
-            }[];
+            data: components["schemas"]["File"][];
         };
         Event: {
             id: string;
             /** @enum {string} */
             type: "conversation.created" | "conversation.updated";
             created_at: number;
-            object: {
-                id: string;
-                contact_id: string | null;
-                group_id: string | null;
-                pinned_message_id: string | null;
-                is_pinned: boolean;
-                is_muted: boolean;
-                last_active_at: number | null;
-                last_opened_at: number | null;
-                created_at: number;
-                archived_at: number | null;
-            };
+            object: components["schemas"]["Conversation"];
         } | {
             id: string;
             /** @constant */
@@ -246,16 +296,7 @@ export interface components {
             /** @enum {string} */
             type: "file.created" | "file.updated";
             created_at: number;
-            object: {
-                id: string;
-                message_id: string;
-                filename: string;
-                /** Format: uri */
-                file_url: string;
-                file_type: string;
-                file_size: number;
-                created_at: number;
-            };
+            object: components["schemas"]["File"];
             conversation_id: string;
         } | {
             id: string;
@@ -268,57 +309,7 @@ export interface components {
             conversation_id: string;
         };
         EventPage: {
-            data: ({
-                id: string;
-                /** @enum {string} */
-                type: "conversation.created" | "conversation.updated";
-                created_at: number;
-                object: {
-                    id: string;
-                    contact_id: string | null;
-                    group_id: string | null;
-                    pinned_message_id: string | null;
-                    is_pinned: boolean;
-                    is_muted: boolean;
-                    last_active_at: number | null;
-                    last_opened_at: number | null;
-                    created_at: number;
-                    archived_at: number | null;
-                };
-            } | {
-                id: string;
-                /** @constant */
-                type: "conversation.deleted";
-                created_at: number;
-                object: {
-                    id: string;
-                };
-            } | {
-                id: string;
-                /** @enum {string} */
-                type: "file.created" | "file.updated";
-                created_at: number;
-                object: {
-                    id: string;
-                    message_id: string;
-                    filename: string;
-                    /** Format: uri */
-                    file_url: string;
-                    file_type: string;
-                    file_size: number;
-                    created_at: number;
-                };
-                conversation_id: string;
-            } | {
-                id: string;
-                /** @constant */
-                type: "file.deleted";
-                created_at: number;
-                object: {
-                    id: string;
-                };
-                conversation_id: string;
-            })[];
+            data: components["schemas"]["Event"][];
             has_more: boolean;
             next: string;
         };
@@ -334,6 +325,31 @@ export interface components {
             param?: string;
             existing_id?: string;
         };
+        /** @description Exactly one of contact_id or group_id (neither or both: 400) */
+        ConversationCreate: {
+            contact_id?: string;
+            group_id?: string;
+        };
+        ConversationUpdate: {
+            pinned_message_id?: ("" | null) | string;
+            is_pinned?: boolean | ("0" | "1" | "true" | "false") | (0 | 1);
+            is_muted?: boolean | ("0" | "1" | "true" | "false") | (0 | 1);
+            archived_at?: ("" | null) | (number | string);
+            last_opened_at?: number | string;
+        };
+        /** @description The file part, and exactly one of conversation_id or message_id (neither or both: 400) */
+        FileUpload: {
+            /** @description One part with a filename (1-255 bytes; no /, \, control or invisible format characters). Its Content-Type is file_type unless absent or application/octet-stream: then the type is sniffed from the bytes and the name. */
+            file: Blob;
+            /** @description A conversation of the caller: a new message in it carries the file */
+            conversation_id?: string;
+            /** @description A message of the caller: the file is attached to it */
+            message_id?: string;
+        };
+        FileUpdate: {
+            /** @description 1-255 bytes of UTF-8; no /, \, control characters or invisible format characters (bidi controls, U+200B, U+FEFF, …); not . or .. */
+            filename: string;
+        };
     };
     responses: never;
     parameters: never;
@@ -341,8 +357,14 @@ export interface components {
     headers: {
         /** @description On every /v1 response when the server honours Idempotency-Key (absent otherwise): clients need not learn it from a replay. */
         Idempotency: "supported";
+        /** @description true on a response replayed for a repeated Idempotency-Key (the first response for that key and user, stored 24 h) */
+        "Idempotent-Replayed": "true";
         /** @description Seconds to wait before retrying the same request (with the same Idempotency-Key). */
         "Retry-After": number;
+        /** @description The scheme to authenticate with: Bearer realm="parley" */
+        "WWW-Authenticate": string;
+        /** @description The methods the path takes, comma-separated */
+        Allow: string;
     };
     pathItems: never;
 }
@@ -352,16 +374,18 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description true: only muted; false: only not muted */
-                muted?: "true" | "false" | "1" | "0";
+                muted?: boolean | ("0" | "1" | "true" | "false") | (0 | 1);
                 /** @description true: only archived; false: only not archived */
-                archived?: "true" | "false" | "1" | "0";
+                archived?: boolean | ("0" | "1" | "true" | "false") | (0 | 1);
                 /** @description true: only pinned; false: only not pinned */
-                pinned?: "true" | "false" | "1" | "0";
+                pinned?: boolean | ("0" | "1" | "true" | "false") | (0 | 1);
+                /** @description Only the conversation of this group */
                 group_id?: string;
-                limit?: number;
-                /** @description id of an item in the list: the page after it */
+                /** @description Page size, 1-100 (default 10) */
+                limit?: string;
+                /** @description The id of an item in the list: the page after it */
                 starting_after?: string;
-                /** @description id of an item in the list: the page before it */
+                /** @description The id of an item in the list: the page before it */
                 ending_before?: string;
             };
             header?: never;
@@ -380,7 +404,7 @@ export interface operations {
                     "application/json": components["schemas"]["ConversationPage"];
                 };
             };
-            /** @description Invalid, missing or unknown parameter (query or body); malformed body; a Host that is not allowed */
+            /** @description parameter_invalid, parameter_missing or parameter_unknown (query or body; with the param); a malformed body; a Host that is not allowed */
             400: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
@@ -390,9 +414,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or unknown bearer token */
+            /** @description unauthenticated: a missing, malformed or unknown bearer token */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     Idempotency: components["headers"]["Idempotency"];
                     [name: string]: unknown;
                 };
@@ -400,8 +425,30 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Method not allowed (see Allow) */
+            /** @description method_not_allowed: the path does not take this method; Allow lists those it takes */
             405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: this token (or, without a valid token, this client address) made more requests than its limit (RATE_LIMIT_*), or its requests waiting for a turn are too many (MAX_REQUESTS_QUEUED_PER_USER); retry after Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal: an unexpected failure (logged; no details in the answer) */
+            500: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
                     [name: string]: unknown;
@@ -410,8 +457,8 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description rate_limited: this token (or, without a valid token, this client address) made more requests than its limit (RATE_LIMIT_*: a sustained rate per second and a reserve for bursts); retry after Retry-After */
-            429: {
+            /** @description service_unavailable: the database is read-only or unreachable; retry after Retry-After */
+            503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
@@ -427,7 +474,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Extension (advertised by the Idempotency response header): the first response below 500 for (user, key) is stored for 24 h and replayed for a repeat, with Idempotent-Replayed: true. */
+                /** @description Extension (advertised by the Idempotency response header): the first response below 500 for (user, key) is stored for 24 h and replayed for a repeat, with Idempotent-Replayed: true; the same key on another request: 409 idempotency_conflict. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -435,18 +482,9 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    contact_id?: string;
-                    group_id?: string;
-                };
-                "application/x-www-form-urlencoded": {
-                    contact_id?: string;
-                    group_id?: string;
-                };
-                "multipart/form-data": {
-                    contact_id?: string;
-                    group_id?: string;
-                };
+                "application/json": components["schemas"]["ConversationCreate"];
+                "application/x-www-form-urlencoded": components["schemas"]["ConversationCreate"];
+                "multipart/form-data": components["schemas"]["ConversationCreate"];
             };
         };
         responses: {
@@ -454,67 +492,86 @@ export interface operations {
             201: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Conversation"];
                 };
             };
-            /** @description Invalid, missing or unknown parameter (query or body); malformed body; a Host that is not allowed */
+            /** @description parameter_invalid, parameter_missing or parameter_unknown (query or body; with the param); a malformed body; a Host that is not allowed */
             400: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or unknown bearer token */
+            /** @description unauthenticated: a missing, malformed or unknown bearer token */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Method not allowed (see Allow) */
+            /** @description method_not_allowed: the path does not take this method; Allow lists those it takes */
             405: {
                 headers: {
+                    Allow: components["headers"]["Allow"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description conversation_exists (with existing_id), idempotency_conflict (the key was used for another request), or idempotency_in_progress (a request with this key is still running: retry after Retry-After with the same key) */
+            /** @description conversation_exists (with existing_id: the conversation of this contact or group), idempotency_conflict, or idempotency_in_progress (retry after Retry-After with the same key) */
             409: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unsupported Content-Type */
+            /** @description unsupported_media_type: the body is not application/json, application/x-www-form-urlencoded or multipart/form-data */
             415: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description rate_limited: this token (or, without a valid token, this client address) made more requests than its limit (RATE_LIMIT_*: a sustained rate per second and a reserve for bursts); retry after Retry-After */
+            /** @description rate_limited: this token (or, without a valid token, this client address) made more requests than its limit (RATE_LIMIT_*), or its requests waiting for a turn are too many (MAX_REQUESTS_QUEUED_PER_USER); retry after Retry-After */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
+                    Idempotency: components["headers"]["Idempotency"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal: an unexpected failure (logged; no details in the answer) */
+            500: {
+                headers: {
                     Idempotency: components["headers"]["Idempotency"];
                     [name: string]: unknown;
                 };
@@ -567,7 +624,7 @@ export interface operations {
                     "application/json": components["schemas"]["Conversation"];
                 };
             };
-            /** @description Invalid, missing or unknown parameter (query or body); malformed body; a Host that is not allowed */
+            /** @description parameter_invalid, parameter_missing or parameter_unknown (query or body; with the param); a malformed body; a Host that is not allowed */
             400: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
@@ -577,9 +634,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or unknown bearer token */
+            /** @description unauthenticated: a missing, malformed or unknown bearer token */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     Idempotency: components["headers"]["Idempotency"];
                     [name: string]: unknown;
                 };
@@ -587,7 +645,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such conversation */
+            /** @description resource_missing: no such conversation (or not the caller's) */
             404: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
@@ -597,8 +655,30 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Method not allowed (see Allow) */
+            /** @description method_not_allowed: the path does not take this method; Allow lists those it takes */
             405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: this token (or, without a valid token, this client address) made more requests than its limit (RATE_LIMIT_*), or its requests waiting for a turn are too many (MAX_REQUESTS_QUEUED_PER_USER); retry after Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal: an unexpected failure (logged; no details in the answer) */
+            500: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
                     [name: string]: unknown;
@@ -607,8 +687,8 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description rate_limited: this token (or, without a valid token, this client address) made more requests than its limit (RATE_LIMIT_*: a sustained rate per second and a reserve for bursts); retry after Retry-After */
-            429: {
+            /** @description service_unavailable: the database is read-only or unreachable; retry after Retry-After */
+            503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
@@ -624,7 +704,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Extension (advertised by the Idempotency response header): the first response below 500 for (user, key) is stored for 24 h and replayed for a repeat, with Idempotent-Replayed: true. */
+                /** @description Extension (advertised by the Idempotency response header): the first response below 500 for (user, key) is stored for 24 h and replayed for a repeat, with Idempotent-Replayed: true; the same key on another request: 409 idempotency_conflict. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -634,27 +714,9 @@ export interface operations {
         };
         requestBody?: {
             content: {
-                "application/json": {
-                    pinned_message_id?: string | "" | null;
-                    is_pinned?: boolean | ("true" | "false" | "1" | "0");
-                    is_muted?: boolean | ("true" | "false" | "1" | "0");
-                    archived_at?: (number | string) | "" | null;
-                    last_opened_at?: number | string;
-                };
-                "application/x-www-form-urlencoded": {
-                    pinned_message_id?: string | "" | null;
-                    is_pinned?: boolean | ("true" | "false" | "1" | "0");
-                    is_muted?: boolean | ("true" | "false" | "1" | "0");
-                    archived_at?: (number | string) | "" | null;
-                    last_opened_at?: number | string;
-                };
-                "multipart/form-data": {
-                    pinned_message_id?: string | "" | null;
-                    is_pinned?: boolean | ("true" | "false" | "1" | "0");
-                    is_muted?: boolean | ("true" | "false" | "1" | "0");
-                    archived_at?: (number | string) | "" | null;
-                    last_opened_at?: number | string;
-                };
+                "application/json": components["schemas"]["ConversationUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["ConversationUpdate"];
+                "multipart/form-data": components["schemas"]["ConversationUpdate"];
             };
         };
         responses: {
@@ -662,77 +724,97 @@ export interface operations {
             200: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Conversation"];
                 };
             };
-            /** @description Invalid, missing or unknown parameter (query or body); malformed body; a Host that is not allowed */
+            /** @description parameter_invalid, parameter_missing or parameter_unknown (query or body; with the param); a malformed body; a Host that is not allowed */
             400: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or unknown bearer token */
+            /** @description unauthenticated: a missing, malformed or unknown bearer token */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such conversation */
+            /** @description resource_missing: no such conversation (or not the caller's) */
             404: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Method not allowed (see Allow) */
+            /** @description method_not_allowed: the path does not take this method; Allow lists those it takes */
             405: {
                 headers: {
+                    Allow: components["headers"]["Allow"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description idempotency_conflict (the key was used for another request), or idempotency_in_progress (a request with this key is still running: retry after Retry-After with the same key) */
+            /** @description idempotency_conflict (the Idempotency-Key was used for another request), or idempotency_in_progress (a request with this key is still running: retry after Retry-After with the same key) */
             409: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unsupported Content-Type */
+            /** @description unsupported_media_type: the body is not application/json, application/x-www-form-urlencoded or multipart/form-data */
             415: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description rate_limited: this token (or, without a valid token, this client address) made more requests than its limit (RATE_LIMIT_*: a sustained rate per second and a reserve for bursts); retry after Retry-After */
+            /** @description rate_limited: this token (or, without a valid token, this client address) made more requests than its limit (RATE_LIMIT_*), or its requests waiting for a turn are too many (MAX_REQUESTS_QUEUED_PER_USER); retry after Retry-After */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
+                    Idempotency: components["headers"]["Idempotency"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal: an unexpected failure (logged; no details in the answer) */
+            500: {
+                headers: {
                     Idempotency: components["headers"]["Idempotency"];
                     [name: string]: unknown;
                 };
@@ -768,7 +850,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Extension (advertised by the Idempotency response header): the first response below 500 for (user, key) is stored for 24 h and replayed for a repeat, with Idempotent-Replayed: true. */
+                /** @description Extension (advertised by the Idempotency response header): the first response below 500 for (user, key) is stored for 24 h and replayed for a repeat, with Idempotent-Replayed: true; the same key on another request: 409 idempotency_conflict. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -778,69 +860,88 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Deleted with its messages, files and bytes */
+            /** @description Deleted */
             204: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description Invalid, missing or unknown parameter (query or body); malformed body; a Host that is not allowed */
+            /** @description parameter_invalid, parameter_missing or parameter_unknown (query or body; with the param); a malformed body; a Host that is not allowed */
             400: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or unknown bearer token */
+            /** @description unauthenticated: a missing, malformed or unknown bearer token */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such conversation */
+            /** @description resource_missing: no such conversation (or not the caller's) */
             404: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Method not allowed (see Allow) */
+            /** @description method_not_allowed: the path does not take this method; Allow lists those it takes */
             405: {
                 headers: {
+                    Allow: components["headers"]["Allow"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description idempotency_conflict (the key was used for another request), or idempotency_in_progress (a request with this key is still running: retry after Retry-After with the same key) */
+            /** @description idempotency_conflict (the Idempotency-Key was used for another request), or idempotency_in_progress (a request with this key is still running: retry after Retry-After with the same key) */
             409: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description rate_limited: this token (or, without a valid token, this client address) made more requests than its limit (RATE_LIMIT_*: a sustained rate per second and a reserve for bursts); retry after Retry-After */
+            /** @description rate_limited: this token (or, without a valid token, this client address) made more requests than its limit (RATE_LIMIT_*), or its requests waiting for a turn are too many (MAX_REQUESTS_QUEUED_PER_USER); retry after Retry-After */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
+                    Idempotency: components["headers"]["Idempotency"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal: an unexpected failure (logged; no details in the answer) */
+            500: {
+                headers: {
                     Idempotency: components["headers"]["Idempotency"];
                     [name: string]: unknown;
                 };
@@ -872,76 +973,16 @@ export interface operations {
             };
         };
     };
-    retrieveMe: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The token’s user */
-            200: {
-                headers: {
-                    Idempotency: components["headers"]["Idempotency"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Me"];
-                };
-            };
-            /** @description Invalid, missing or unknown parameter (query or body); malformed body; a Host that is not allowed */
-            400: {
-                headers: {
-                    Idempotency: components["headers"]["Idempotency"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing or unknown bearer token */
-            401: {
-                headers: {
-                    Idempotency: components["headers"]["Idempotency"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Method not allowed (see Allow) */
-            405: {
-                headers: {
-                    Idempotency: components["headers"]["Idempotency"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description rate_limited: this token (or, without a valid token, this client address) made more requests than its limit (RATE_LIMIT_*: a sustained rate per second and a reserve for bursts); retry after Retry-After */
-            429: {
-                headers: {
-                    "Retry-After": components["headers"]["Retry-After"];
-                    Idempotency: components["headers"]["Idempotency"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
     listFiles: {
         parameters: {
             query?: {
+                /** @description Only the files of this conversation (the caller's, else 404) */
                 conversation_id?: string;
-                limit?: number;
-                /** @description id of an item in the list: the page after it */
+                /** @description Page size, 1-100 (default 10) */
+                limit?: string;
+                /** @description The id of an item in the list: the page after it */
                 starting_after?: string;
-                /** @description id of an item in the list: the page before it */
+                /** @description The id of an item in the list: the page before it */
                 ending_before?: string;
             };
             header?: never;
@@ -960,7 +1001,7 @@ export interface operations {
                     "application/json": components["schemas"]["FilePage"];
                 };
             };
-            /** @description Invalid, missing or unknown parameter (query or body); malformed body; a Host that is not allowed */
+            /** @description parameter_invalid, parameter_missing or parameter_unknown (query or body; with the param); a malformed body; a Host that is not allowed */
             400: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
@@ -970,9 +1011,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or unknown bearer token */
+            /** @description unauthenticated: a missing, malformed or unknown bearer token */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     Idempotency: components["headers"]["Idempotency"];
                     [name: string]: unknown;
                 };
@@ -980,7 +1022,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such conversation */
+            /** @description resource_missing: conversation_id names no conversation of the caller */
             404: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
@@ -990,8 +1032,30 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Method not allowed (see Allow) */
+            /** @description method_not_allowed: the path does not take this method; Allow lists those it takes */
             405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: this token (or, without a valid token, this client address) made more requests than its limit (RATE_LIMIT_*), or its requests waiting for a turn are too many (MAX_REQUESTS_QUEUED_PER_USER); retry after Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal: an unexpected failure (logged; no details in the answer) */
+            500: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
                     [name: string]: unknown;
@@ -1000,8 +1064,8 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description rate_limited: this token (or, without a valid token, this client address) made more requests than its limit (RATE_LIMIT_*: a sustained rate per second and a reserve for bursts); retry after Retry-After */
-            429: {
+            /** @description service_unavailable: the database is read-only or unreachable; retry after Retry-After */
+            503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
@@ -1017,7 +1081,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Extension (advertised by the Idempotency response header): the first response below 500 for (user, key) is stored for 24 h and replayed for a repeat, with Idempotent-Replayed: true. */
+                /** @description Extension (advertised by the Idempotency response header): the first response below 500 for (user, key) is stored for 24 h and replayed for a repeat, with Idempotent-Replayed: true; the same key on another request: 409 idempotency_conflict. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -1025,12 +1089,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "multipart/form-data": {
-                    /** @description One part with a filename (1-255 bytes; no /, \, control or invisible format characters). Its Content-Type is file_type unless absent or application/octet-stream: then the type is sniffed from the bytes and the name. */
-                    file: Blob;
-                    conversation_id?: string;
-                    message_id?: string;
-                };
+                "multipart/form-data": components["schemas"]["FileUpload"];
             };
         };
         responses: {
@@ -1038,87 +1097,108 @@ export interface operations {
             201: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["File"];
                 };
             };
-            /** @description Invalid, missing or unknown parameter (query or body); malformed body; a Host that is not allowed */
+            /** @description parameter_invalid, parameter_missing or parameter_unknown (query or body; with the param); a malformed body; a Host that is not allowed */
             400: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or unknown bearer token */
+            /** @description unauthenticated: a missing, malformed or unknown bearer token */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such conversation or message */
+            /** @description resource_missing: no such conversation or message (or not the caller's) */
             404: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Method not allowed (see Allow) */
+            /** @description method_not_allowed: the path does not take this method; Allow lists those it takes */
             405: {
                 headers: {
+                    Allow: components["headers"]["Allow"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description idempotency_conflict (the key was used for another request), or idempotency_in_progress (a request with this key is still running: retry after Retry-After with the same key) */
+            /** @description idempotency_conflict (the Idempotency-Key was used for another request), or idempotency_in_progress (a request with this key is still running: retry after Retry-After with the same key) */
             409: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description file_too_large */
+            /** @description file_too_large: over MAX_UPLOAD_BYTES; nothing was stored */
             413: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not multipart/form-data */
+            /** @description unsupported_media_type: the body is not multipart/form-data */
             415: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description rate_limited: this token (or, without a valid token, this client address) made more requests than its limit (RATE_LIMIT_*: a sustained rate per second and a reserve for bursts); retry after Retry-After */
+            /** @description rate_limited: this token (or, without a valid token, this client address) made more requests than its limit (RATE_LIMIT_*), or its requests waiting for a turn are too many (MAX_REQUESTS_QUEUED_PER_USER); retry after Retry-After */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
+                    Idempotency: components["headers"]["Idempotency"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal: an unexpected failure (logged; no details in the answer) */
+            500: {
+                headers: {
                     Idempotency: components["headers"]["Idempotency"];
                     [name: string]: unknown;
                 };
@@ -1171,7 +1251,7 @@ export interface operations {
                     "application/json": components["schemas"]["File"];
                 };
             };
-            /** @description Invalid, missing or unknown parameter (query or body); malformed body; a Host that is not allowed */
+            /** @description parameter_invalid, parameter_missing or parameter_unknown (query or body; with the param); a malformed body; a Host that is not allowed */
             400: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
@@ -1181,9 +1261,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or unknown bearer token */
+            /** @description unauthenticated: a missing, malformed or unknown bearer token */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     Idempotency: components["headers"]["Idempotency"];
                     [name: string]: unknown;
                 };
@@ -1191,7 +1272,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such file */
+            /** @description resource_missing: no such file (or not the caller's) */
             404: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
@@ -1201,8 +1282,30 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Method not allowed (see Allow) */
+            /** @description method_not_allowed: the path does not take this method; Allow lists those it takes */
             405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: this token (or, without a valid token, this client address) made more requests than its limit (RATE_LIMIT_*), or its requests waiting for a turn are too many (MAX_REQUESTS_QUEUED_PER_USER); retry after Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal: an unexpected failure (logged; no details in the answer) */
+            500: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
                     [name: string]: unknown;
@@ -1211,8 +1314,8 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description rate_limited: this token (or, without a valid token, this client address) made more requests than its limit (RATE_LIMIT_*: a sustained rate per second and a reserve for bursts); retry after Retry-After */
-            429: {
+            /** @description service_unavailable: the database is read-only or unreachable; retry after Retry-After */
+            503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
@@ -1228,7 +1331,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Extension (advertised by the Idempotency response header): the first response below 500 for (user, key) is stored for 24 h and replayed for a repeat, with Idempotent-Replayed: true. */
+                /** @description Extension (advertised by the Idempotency response header): the first response below 500 for (user, key) is stored for 24 h and replayed for a repeat, with Idempotent-Replayed: true; the same key on another request: 409 idempotency_conflict. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -1238,18 +1341,9 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description 1-255 bytes of UTF-8; no /, \, control characters or invisible format characters (bidi controls, U+200B, U+FEFF, …); not . or .. */
-                    filename: string;
-                };
-                "application/x-www-form-urlencoded": {
-                    /** @description 1-255 bytes of UTF-8; no /, \, control characters or invisible format characters (bidi controls, U+200B, U+FEFF, …); not . or .. */
-                    filename: string;
-                };
-                "multipart/form-data": {
-                    /** @description 1-255 bytes of UTF-8; no /, \, control characters or invisible format characters (bidi controls, U+200B, U+FEFF, …); not . or .. */
-                    filename: string;
-                };
+                "application/json": components["schemas"]["FileUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["FileUpdate"];
+                "multipart/form-data": components["schemas"]["FileUpdate"];
             };
         };
         responses: {
@@ -1257,77 +1351,97 @@ export interface operations {
             200: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["File"];
                 };
             };
-            /** @description Invalid, missing or unknown parameter (query or body); malformed body; a Host that is not allowed */
+            /** @description parameter_invalid, parameter_missing or parameter_unknown (query or body; with the param); a malformed body; a Host that is not allowed */
             400: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or unknown bearer token */
+            /** @description unauthenticated: a missing, malformed or unknown bearer token */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such file */
+            /** @description resource_missing: no such file (or not the caller's) */
             404: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Method not allowed (see Allow) */
+            /** @description method_not_allowed: the path does not take this method; Allow lists those it takes */
             405: {
                 headers: {
+                    Allow: components["headers"]["Allow"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description idempotency_conflict (the key was used for another request), or idempotency_in_progress (a request with this key is still running: retry after Retry-After with the same key) */
+            /** @description idempotency_conflict (the Idempotency-Key was used for another request), or idempotency_in_progress (a request with this key is still running: retry after Retry-After with the same key) */
             409: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unsupported Content-Type */
+            /** @description unsupported_media_type: the body is not application/json, application/x-www-form-urlencoded or multipart/form-data */
             415: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description rate_limited: this token (or, without a valid token, this client address) made more requests than its limit (RATE_LIMIT_*: a sustained rate per second and a reserve for bursts); retry after Retry-After */
+            /** @description rate_limited: this token (or, without a valid token, this client address) made more requests than its limit (RATE_LIMIT_*), or its requests waiting for a turn are too many (MAX_REQUESTS_QUEUED_PER_USER); retry after Retry-After */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
+                    Idempotency: components["headers"]["Idempotency"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal: an unexpected failure (logged; no details in the answer) */
+            500: {
+                headers: {
                     Idempotency: components["headers"]["Idempotency"];
                     [name: string]: unknown;
                 };
@@ -1363,7 +1477,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Extension (advertised by the Idempotency response header): the first response below 500 for (user, key) is stored for 24 h and replayed for a repeat, with Idempotent-Replayed: true. */
+                /** @description Extension (advertised by the Idempotency response header): the first response below 500 for (user, key) is stored for 24 h and replayed for a repeat, with Idempotent-Replayed: true; the same key on another request: 409 idempotency_conflict. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -1373,69 +1487,88 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Deleted with its bytes */
+            /** @description Deleted */
             204: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description Invalid, missing or unknown parameter (query or body); malformed body; a Host that is not allowed */
+            /** @description parameter_invalid, parameter_missing or parameter_unknown (query or body; with the param); a malformed body; a Host that is not allowed */
             400: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or unknown bearer token */
+            /** @description unauthenticated: a missing, malformed or unknown bearer token */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such file */
+            /** @description resource_missing: no such file (or not the caller's) */
             404: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Method not allowed (see Allow) */
+            /** @description method_not_allowed: the path does not take this method; Allow lists those it takes */
             405: {
                 headers: {
+                    Allow: components["headers"]["Allow"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description idempotency_conflict (the key was used for another request), or idempotency_in_progress (a request with this key is still running: retry after Retry-After with the same key) */
+            /** @description idempotency_conflict (the Idempotency-Key was used for another request), or idempotency_in_progress (a request with this key is still running: retry after Retry-After with the same key) */
             409: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description rate_limited: this token (or, without a valid token, this client address) made more requests than its limit (RATE_LIMIT_*: a sustained rate per second and a reserve for bursts); retry after Retry-After */
+            /** @description rate_limited: this token (or, without a valid token, this client address) made more requests than its limit (RATE_LIMIT_*), or its requests waiting for a turn are too many (MAX_REQUESTS_QUEUED_PER_USER); retry after Retry-After */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
+                    Idempotency: components["headers"]["Idempotency"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal: an unexpected failure (logged; no details in the answer) */
+            500: {
+                headers: {
                     Idempotency: components["headers"]["Idempotency"];
                     [name: string]: unknown;
                 };
@@ -1470,9 +1603,10 @@ export interface operations {
     listEvents: {
         parameters: {
             query?: {
-                /** @description A cursor (opaque, valid for the user it was issued to): an event id, or a page's next */
+                /** @description A cursor: an event id, or a page's next */
                 after?: string;
-                limit?: number;
+                /** @description 0-1000 (default 100); 0 tells the head cursor */
+                limit?: string;
             };
             header?: never;
             path?: never;
@@ -1490,7 +1624,7 @@ export interface operations {
                     "application/json": components["schemas"]["EventPage"];
                 };
             };
-            /** @description Invalid, missing or unknown parameter (query or body); malformed body; a Host that is not allowed */
+            /** @description parameter_invalid, parameter_missing or parameter_unknown (query or body; with the param); a malformed body; a Host that is not allowed */
             400: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
@@ -1500,9 +1634,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or unknown bearer token */
+            /** @description unauthenticated: a missing, malformed or unknown bearer token */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     Idempotency: components["headers"]["Idempotency"];
                     [name: string]: unknown;
                 };
@@ -1510,9 +1645,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Method not allowed (see Allow) */
+            /** @description method_not_allowed: the path does not take this method; Allow lists those it takes */
             405: {
                 headers: {
+                    Allow: components["headers"]["Allow"];
                     Idempotency: components["headers"]["Idempotency"];
                     [name: string]: unknown;
                 };
@@ -1530,8 +1666,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description rate_limited: this token (or, without a valid token, this client address) made more requests than its limit (RATE_LIMIT_*: a sustained rate per second and a reserve for bursts); retry after Retry-After */
+            /** @description rate_limited: this token (or, without a valid token, this client address) made more requests than its limit (RATE_LIMIT_*), or its requests waiting for a turn are too many (MAX_REQUESTS_QUEUED_PER_USER); retry after Retry-After */
             429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal: an unexpected failure (logged; no details in the answer) */
+            500: {
+                headers: {
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description service_unavailable: the database is read-only or unreachable; retry after Retry-After */
+            503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
@@ -1546,9 +1703,11 @@ export interface operations {
     streamEvents: {
         parameters: {
             query?: {
+                /** @description Resume after this cursor (Last-Event-ID wins when both are sent) */
                 after?: string;
             };
             header?: {
+                /** @description The id of the last event received: the stream resumes after it */
                 "Last-Event-ID"?: string;
             };
             path?: never;
@@ -1566,7 +1725,7 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
-            /** @description Invalid, missing or unknown parameter (query or body); malformed body; a Host that is not allowed */
+            /** @description parameter_invalid, parameter_missing or parameter_unknown (query or body; with the param); a malformed body; a Host that is not allowed */
             400: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
@@ -1576,9 +1735,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or unknown bearer token */
+            /** @description unauthenticated: a missing, malformed or unknown bearer token */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     Idempotency: components["headers"]["Idempotency"];
                     [name: string]: unknown;
                 };
@@ -1586,9 +1746,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Method not allowed (see Allow) */
+            /** @description method_not_allowed: the path does not take this method; Allow lists those it takes */
             405: {
                 headers: {
+                    Allow: components["headers"]["Allow"];
                     Idempotency: components["headers"]["Idempotency"];
                     [name: string]: unknown;
                 };
@@ -1596,7 +1757,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description events_expired */
+            /** @description events_expired: the cursor is older than the retention */
             410: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
@@ -1617,19 +1778,43 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description internal: an unexpected failure (logged; no details in the answer) */
+            500: {
+                headers: {
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description service_unavailable: the database is read-only or unreachable; retry after Retry-After */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     createUpload: {
         parameters: {
             query?: never;
             header: {
-                /** @description Extension (advertised by the Idempotency response header): the first response below 500 for (user, key) is stored for 24 h and replayed for a repeat, with Idempotent-Replayed: true. */
-                "Idempotency-Key"?: string;
+                /** @description The protocol version: 1.0.0 (another: 412 tus_version_unsupported) */
                 "Tus-Resumable"?: "1.0.0";
-                "Upload-Length": number;
+                /** @description The whole upload's size in bytes (at most Tus-Max-Size) */
+                "Upload-Length": string;
+                /** @description tus metadata: comma-separated "key base64(value)" pairs */
                 "Upload-Metadata": string;
                 /** @description return=representation: the request that stores the last byte (or a repeat of it) answers with the file as its body (the File, as GET /v1/files/{id} answers it), so no GET is needed after it */
                 Prefer?: string;
+                /** @description Extension (advertised by the Idempotency response header): the first response below 500 for (user, key) is stored for 24 h and replayed for a repeat, with Idempotent-Replayed: true; the same key on another request: 409 idempotency_conflict. */
+                "Idempotency-Key"?: string;
             };
             path?: never;
             cookie?: never;
@@ -1651,31 +1836,41 @@ export interface operations {
                     "Upload-Expires"?: string;
                     /** @description Bytes stored so far */
                     "Upload-Offset"?: number;
+                    /** @description The declared length */
+                    "Upload-Length"?: number;
                     /** @description Once the last byte is stored: the id of the file it became (GET /v1/files/{id}) */
                     "Upload-File-Id"?: string;
                     /** @description return=representation when the body is the file */
                     "Preference-Applied"?: "return=representation";
                     Idempotency: components["headers"]["Idempotency"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["File"];
                 };
             };
-            /** @description Invalid, missing or unknown parameter (query or body); malformed body; a Host that is not allowed */
+            /** @description parameter_invalid, parameter_missing or parameter_unknown (query or body; with the param); a malformed body; a Host that is not allowed */
             400: {
                 headers: {
+                    /** @description Always 1.0.0 */
+                    "Tus-Resumable"?: "1.0.0";
                     Idempotency: components["headers"]["Idempotency"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or unknown bearer token */
+            /** @description unauthenticated: a missing, malformed or unknown bearer token */
             401: {
                 headers: {
+                    /** @description Always 1.0.0 */
+                    "Tus-Resumable"?: "1.0.0";
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1685,28 +1880,51 @@ export interface operations {
             /** @description resource_missing: the conversation or message is not the caller's */
             404: {
                 headers: {
+                    /** @description Always 1.0.0 */
+                    "Tus-Resumable"?: "1.0.0";
                     Idempotency: components["headers"]["Idempotency"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Method not allowed (see Allow) */
+            /** @description method_not_allowed: the path does not take this method; Allow lists those it takes */
             405: {
                 headers: {
+                    /** @description Always 1.0.0 */
+                    "Tus-Resumable"?: "1.0.0";
+                    Allow: components["headers"]["Allow"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description idempotency_conflict (the key was used for another request), or idempotency_in_progress (a request with this key is still running: retry after Retry-After with the same key) */
+            /** @description idempotency_conflict (the Idempotency-Key was used for another request), or idempotency_in_progress (a request with this key is still running: retry after Retry-After with the same key) */
             409: {
                 headers: {
+                    /** @description Always 1.0.0 */
+                    "Tus-Resumable"?: "1.0.0";
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description tus_version_unsupported: a Tus-Resumable this server does not speak (Tus-Version lists those it does) */
+            412: {
+                headers: {
+                    /** @description Always 1.0.0 */
+                    "Tus-Resumable"?: "1.0.0";
+                    Idempotency: components["headers"]["Idempotency"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1716,27 +1934,48 @@ export interface operations {
             /** @description file_too_large: Upload-Length over MAX_UPLOAD_BYTES (Tus-Max-Size), or a body past Upload-Length */
             413: {
                 headers: {
+                    /** @description Always 1.0.0 */
+                    "Tus-Resumable"?: "1.0.0";
                     Idempotency: components["headers"]["Idempotency"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description A body that is not application/offset+octet-stream */
+            /** @description unsupported_media_type: a body that is not application/offset+octet-stream */
             415: {
                 headers: {
+                    /** @description Always 1.0.0 */
+                    "Tus-Resumable"?: "1.0.0";
                     Idempotency: components["headers"]["Idempotency"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description rate_limited: this token (or, without a valid token, this client address) made more requests than its limit (RATE_LIMIT_*: a sustained rate per second and a reserve for bursts); retry after Retry-After */
+            /** @description rate_limited: this token (or, without a valid token, this client address) made more requests than its limit (RATE_LIMIT_*), or its requests waiting for a turn are too many (MAX_REQUESTS_QUEUED_PER_USER); retry after Retry-After */
             429: {
                 headers: {
+                    /** @description Always 1.0.0 */
+                    "Tus-Resumable"?: "1.0.0";
                     "Retry-After": components["headers"]["Retry-After"];
+                    Idempotency: components["headers"]["Idempotency"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal: an unexpected failure (logged; no details in the answer) */
+            500: {
+                headers: {
+                    /** @description Always 1.0.0 */
+                    "Tus-Resumable"?: "1.0.0";
                     Idempotency: components["headers"]["Idempotency"];
                     [name: string]: unknown;
                 };
@@ -1747,6 +1986,8 @@ export interface operations {
             /** @description service_unavailable: the database is read-only or unreachable; retry after Retry-After */
             503: {
                 headers: {
+                    /** @description Always 1.0.0 */
+                    "Tus-Resumable"?: "1.0.0";
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
                     [name: string]: unknown;
@@ -1758,6 +1999,8 @@ export interface operations {
             /** @description insufficient_storage: the disk or the database is full; nothing was stored; retry later */
             507: {
                 headers: {
+                    /** @description Always 1.0.0 */
+                    "Tus-Resumable"?: "1.0.0";
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
                     [name: string]: unknown;
@@ -1793,13 +2036,36 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description method_not_allowed: the path does not take this method; Allow lists those it takes */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal: an unexpected failure (logged; no details in the answer) */
+            500: {
+                headers: {
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteUpload: {
         parameters: {
             query?: never;
             header?: {
-                /** @description Extension (advertised by the Idempotency response header): the first response below 500 for (user, key) is stored for 24 h and replayed for a repeat, with Idempotent-Replayed: true. */
+                /** @description The protocol version: 1.0.0 (another: 412 tus_version_unsupported) */
+                "Tus-Resumable"?: "1.0.0";
+                /** @description Extension (advertised by the Idempotency response header): the first response below 500 for (user, key) is stored for 24 h and replayed for a repeat, with Idempotent-Replayed: true; the same key on another request: 409 idempotency_conflict. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -1815,43 +2081,111 @@ export interface operations {
                     /** @description Always 1.0.0 */
                     "Tus-Resumable"?: "1.0.0";
                     Idempotency: components["headers"]["Idempotency"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description Invalid, missing or unknown parameter (query or body); malformed body; a Host that is not allowed */
+            /** @description parameter_invalid, parameter_missing or parameter_unknown (query or body; with the param); a malformed body; a Host that is not allowed */
             400: {
                 headers: {
+                    /** @description Always 1.0.0 */
+                    "Tus-Resumable"?: "1.0.0";
                     Idempotency: components["headers"]["Idempotency"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or unknown bearer token */
+            /** @description unauthenticated: a missing, malformed or unknown bearer token */
             401: {
                 headers: {
+                    /** @description Always 1.0.0 */
+                    "Tus-Resumable"?: "1.0.0";
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description resource_missing */
+            /** @description resource_missing: no such upload */
             404: {
                 headers: {
+                    /** @description Always 1.0.0 */
+                    "Tus-Resumable"?: "1.0.0";
                     Idempotency: components["headers"]["Idempotency"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Method not allowed (see Allow) */
+            /** @description method_not_allowed: the path does not take this method; Allow lists those it takes */
             405: {
                 headers: {
+                    /** @description Always 1.0.0 */
+                    "Tus-Resumable"?: "1.0.0";
+                    Allow: components["headers"]["Allow"];
+                    Idempotency: components["headers"]["Idempotency"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description idempotency_conflict (the Idempotency-Key was used for another request), or idempotency_in_progress (a request with this key is still running: retry after Retry-After with the same key) */
+            409: {
+                headers: {
+                    /** @description Always 1.0.0 */
+                    "Tus-Resumable"?: "1.0.0";
+                    "Retry-After": components["headers"]["Retry-After"];
+                    Idempotency: components["headers"]["Idempotency"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description tus_version_unsupported: a Tus-Resumable this server does not speak (Tus-Version lists those it does) */
+            412: {
+                headers: {
+                    /** @description Always 1.0.0 */
+                    "Tus-Resumable"?: "1.0.0";
+                    Idempotency: components["headers"]["Idempotency"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: this token (or, without a valid token, this client address) made more requests than its limit (RATE_LIMIT_*), or its requests waiting for a turn are too many (MAX_REQUESTS_QUEUED_PER_USER); retry after Retry-After */
+            429: {
+                headers: {
+                    /** @description Always 1.0.0 */
+                    "Tus-Resumable"?: "1.0.0";
+                    "Retry-After": components["headers"]["Retry-After"];
+                    Idempotency: components["headers"]["Idempotency"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal: an unexpected failure (logged; no details in the answer) */
+            500: {
+                headers: {
+                    /** @description Always 1.0.0 */
+                    "Tus-Resumable"?: "1.0.0";
                     Idempotency: components["headers"]["Idempotency"];
                     [name: string]: unknown;
                 };
@@ -1859,9 +2193,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description idempotency_conflict (the key was used for another request), or idempotency_in_progress (a request with this key is still running: retry after Retry-After with the same key) */
-            409: {
+            /** @description service_unavailable: the database is read-only or unreachable; retry after Retry-After */
+            503: {
                 headers: {
+                    /** @description Always 1.0.0 */
+                    "Tus-Resumable"?: "1.0.0";
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
                     [name: string]: unknown;
@@ -1870,9 +2206,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description rate_limited: this token (or, without a valid token, this client address) made more requests than its limit (RATE_LIMIT_*: a sustained rate per second and a reserve for bursts); retry after Retry-After */
-            429: {
+            /** @description insufficient_storage: the disk or the database is full; nothing was stored; retry later */
+            507: {
                 headers: {
+                    /** @description Always 1.0.0 */
+                    "Tus-Resumable"?: "1.0.0";
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
                     [name: string]: unknown;
@@ -1910,12 +2248,36 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description method_not_allowed: the path does not take this method; Allow lists those it takes */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal: an unexpected failure (logged; no details in the answer) */
+            500: {
+                headers: {
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getUploadOffset: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The protocol version: 1.0.0 (another: 412 tus_version_unsupported) */
+                "Tus-Resumable"?: "1.0.0";
+            };
             path: {
                 id: string;
             };
@@ -1923,7 +2285,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description No body */
+            /** @description Where it stands */
             200: {
                 headers: {
                     /** @description Always 1.0.0 */
@@ -1941,25 +2303,95 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Missing or unknown bearer token (no body: HEAD) */
+            /** @description parameter_invalid, parameter_missing or parameter_unknown (query or body; with the param); a malformed body; a Host that is not allowed */
+            400: {
+                headers: {
+                    /** @description Always 1.0.0 */
+                    "Tus-Resumable"?: "1.0.0";
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description unauthenticated: a missing, malformed or unknown bearer token */
             401: {
                 headers: {
+                    /** @description Always 1.0.0 */
+                    "Tus-Resumable"?: "1.0.0";
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     Idempotency: components["headers"]["Idempotency"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description No such upload (no body: HEAD) */
+            /** @description resource_missing: no such upload */
             404: {
                 headers: {
+                    /** @description Always 1.0.0 */
+                    "Tus-Resumable"?: "1.0.0";
                     Idempotency: components["headers"]["Idempotency"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description upload_expired (no body: HEAD) */
+            /** @description method_not_allowed: the path does not take this method; Allow lists those it takes */
+            405: {
+                headers: {
+                    /** @description Always 1.0.0 */
+                    "Tus-Resumable"?: "1.0.0";
+                    Allow: components["headers"]["Allow"];
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description upload_expired */
             410: {
                 headers: {
+                    /** @description Always 1.0.0 */
+                    "Tus-Resumable"?: "1.0.0";
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description tus_version_unsupported: a Tus-Resumable this server does not speak (Tus-Version lists those it does) */
+            412: {
+                headers: {
+                    /** @description Always 1.0.0 */
+                    "Tus-Resumable"?: "1.0.0";
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description rate_limited: this token (or, without a valid token, this client address) made more requests than its limit (RATE_LIMIT_*), or its requests waiting for a turn are too many (MAX_REQUESTS_QUEUED_PER_USER); retry after Retry-After */
+            429: {
+                headers: {
+                    /** @description Always 1.0.0 */
+                    "Tus-Resumable"?: "1.0.0";
+                    "Retry-After": components["headers"]["Retry-After"];
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description internal: an unexpected failure (logged; no details in the answer) */
+            500: {
+                headers: {
+                    /** @description Always 1.0.0 */
+                    "Tus-Resumable"?: "1.0.0";
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description service_unavailable: the database is read-only or unreachable; retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Always 1.0.0 */
+                    "Tus-Resumable"?: "1.0.0";
+                    "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
                     [name: string]: unknown;
                 };
@@ -1971,8 +2403,10 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /** @description The protocol version: 1.0.0 (another: 412 tus_version_unsupported) */
                 "Tus-Resumable"?: "1.0.0";
-                "Upload-Offset": number;
+                /** @description Where these bytes go: the upload's offset (HEAD tells it) */
+                "Upload-Offset": string;
                 /** @description return=representation: the request that stores the last byte (or a repeat of it) answers with the file as its body (the File, as GET /v1/files/{id} answers it), so no GET is needed after it */
                 Prefer?: string;
             };
@@ -1994,6 +2428,8 @@ export interface operations {
                     "Tus-Resumable"?: "1.0.0";
                     /** @description Bytes stored so far */
                     "Upload-Offset"?: number;
+                    /** @description The declared length */
+                    "Upload-Length"?: number;
                     /** @description Once the last byte is stored: the id of the file it became (GET /v1/files/{id}) */
                     "Upload-File-Id"?: string;
                     /** @description return=representation when the body is the file */
@@ -2012,6 +2448,8 @@ export interface operations {
                     "Tus-Resumable"?: "1.0.0";
                     /** @description Bytes stored so far */
                     "Upload-Offset"?: number;
+                    /** @description The declared length */
+                    "Upload-Length"?: number;
                     /** @description While unfinished: when the upload expires (HTTP-date); UPLOAD_EXPIRY_HOURS after its last write */
                     "Upload-Expires"?: string;
                     /** @description Once the last byte is stored: the id of the file it became (GET /v1/files/{id}) */
@@ -2021,9 +2459,11 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid, missing or unknown parameter (query or body); malformed body; a Host that is not allowed */
+            /** @description parameter_invalid, parameter_missing or parameter_unknown (query or body; with the param); a malformed body; a Host that is not allowed */
             400: {
                 headers: {
+                    /** @description Always 1.0.0 */
+                    "Tus-Resumable"?: "1.0.0";
                     Idempotency: components["headers"]["Idempotency"];
                     [name: string]: unknown;
                 };
@@ -2031,9 +2471,12 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or unknown bearer token */
+            /** @description unauthenticated: a missing, malformed or unknown bearer token */
             401: {
                 headers: {
+                    /** @description Always 1.0.0 */
+                    "Tus-Resumable"?: "1.0.0";
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     Idempotency: components["headers"]["Idempotency"];
                     [name: string]: unknown;
                 };
@@ -2041,9 +2484,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description resource_missing */
+            /** @description resource_missing: no such upload */
             404: {
                 headers: {
+                    /** @description Always 1.0.0 */
+                    "Tus-Resumable"?: "1.0.0";
                     Idempotency: components["headers"]["Idempotency"];
                     [name: string]: unknown;
                 };
@@ -2051,9 +2496,12 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Method not allowed (see Allow) */
+            /** @description method_not_allowed: the path does not take this method; Allow lists those it takes */
             405: {
                 headers: {
+                    /** @description Always 1.0.0 */
+                    "Tus-Resumable"?: "1.0.0";
+                    Allow: components["headers"]["Allow"];
                     Idempotency: components["headers"]["Idempotency"];
                     [name: string]: unknown;
                 };
@@ -2061,9 +2509,20 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description upload_offset_mismatch (Upload-Offset is not the upload's: HEAD, then resume), or upload_in_progress (another PATCH holds the upload; retry after Retry-After) */
+            /** @description upload_offset_mismatch (Upload-Offset is not the upload's, which the answer's Upload-Offset tells: resume from there), or upload_in_progress (another PATCH holds the upload; retry after Retry-After) */
             409: {
                 headers: {
+                    /** @description Always 1.0.0 */
+                    "Tus-Resumable"?: "1.0.0";
+                    /** @description Bytes stored so far */
+                    "Upload-Offset"?: number;
+                    /** @description The declared length */
+                    "Upload-Length"?: number;
+                    /** @description While unfinished: when the upload expires (HTTP-date); UPLOAD_EXPIRY_HOURS after its last write */
+                    "Upload-Expires"?: string;
+                    /** @description Once the last byte is stored: the id of the file it became (GET /v1/files/{id}) */
+                    "Upload-File-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
                     [name: string]: unknown;
                 };
@@ -2074,6 +2533,20 @@ export interface operations {
             /** @description upload_expired: its bytes were removed */
             410: {
                 headers: {
+                    /** @description Always 1.0.0 */
+                    "Tus-Resumable"?: "1.0.0";
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description tus_version_unsupported: a Tus-Resumable this server does not speak (Tus-Version lists those it does) */
+            412: {
+                headers: {
+                    /** @description Always 1.0.0 */
+                    "Tus-Resumable"?: "1.0.0";
                     Idempotency: components["headers"]["Idempotency"];
                     [name: string]: unknown;
                 };
@@ -2084,6 +2557,8 @@ export interface operations {
             /** @description file_too_large: the body goes past Upload-Length */
             413: {
                 headers: {
+                    /** @description Always 1.0.0 */
+                    "Tus-Resumable"?: "1.0.0";
                     Idempotency: components["headers"]["Idempotency"];
                     [name: string]: unknown;
                 };
@@ -2091,9 +2566,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not application/offset+octet-stream */
+            /** @description unsupported_media_type: not application/offset+octet-stream */
             415: {
                 headers: {
+                    /** @description Always 1.0.0 */
+                    "Tus-Resumable"?: "1.0.0";
                     Idempotency: components["headers"]["Idempotency"];
                     [name: string]: unknown;
                 };
@@ -2101,10 +2578,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description rate_limited: this token (or, without a valid token, this client address) made more requests than its limit (RATE_LIMIT_*: a sustained rate per second and a reserve for bursts); retry after Retry-After */
+            /** @description rate_limited: this token (or, without a valid token, this client address) made more requests than its limit (RATE_LIMIT_*), or its requests waiting for a turn are too many (MAX_REQUESTS_QUEUED_PER_USER); retry after Retry-After */
             429: {
                 headers: {
+                    /** @description Always 1.0.0 */
+                    "Tus-Resumable"?: "1.0.0";
                     "Retry-After": components["headers"]["Retry-After"];
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal: an unexpected failure (logged; no details in the answer) */
+            500: {
+                headers: {
+                    /** @description Always 1.0.0 */
+                    "Tus-Resumable"?: "1.0.0";
                     Idempotency: components["headers"]["Idempotency"];
                     [name: string]: unknown;
                 };
@@ -2115,6 +2606,8 @@ export interface operations {
             /** @description service_unavailable: the database is read-only or unreachable; retry after Retry-After */
             503: {
                 headers: {
+                    /** @description Always 1.0.0 */
+                    "Tus-Resumable"?: "1.0.0";
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
                     [name: string]: unknown;
@@ -2125,6 +2618,135 @@ export interface operations {
             };
             /** @description insufficient_storage: the disk or the database is full; nothing was stored; retry later */
             507: {
+                headers: {
+                    /** @description Always 1.0.0 */
+                    "Tus-Resumable"?: "1.0.0";
+                    "Retry-After": components["headers"]["Retry-After"];
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    retrieveOpenApiDocument: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The document */
+            200: {
+                headers: {
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+            /** @description method_not_allowed: the path does not take this method; Allow lists those it takes */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal: an unexpected failure (logged; no details in the answer) */
+            500: {
+                headers: {
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    retrieveMe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The token's user */
+            200: {
+                headers: {
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Me"];
+                };
+            };
+            /** @description parameter_invalid, parameter_missing or parameter_unknown (query or body; with the param); a malformed body; a Host that is not allowed */
+            400: {
+                headers: {
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthenticated: a missing, malformed or unknown bearer token */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description method_not_allowed: the path does not take this method; Allow lists those it takes */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: this token (or, without a valid token, this client address) made more requests than its limit (RATE_LIMIT_*), or its requests waiting for a turn are too many (MAX_REQUESTS_QUEUED_PER_USER); retry after Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal: an unexpected failure (logged; no details in the answer) */
+            500: {
+                headers: {
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description service_unavailable: the database is read-only or unreachable; retry after Retry-After */
+            503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];

@@ -32,7 +32,7 @@ describe('typed client', () => {
       const { data } = await parley.POST('/v1/conversations', { body: { group_id: g } });
       made.push(data!.id);
     }
-    const first = await parley.GET('/v1/conversations', { params: { query: { limit: 2 } } });
+    const first = await parley.GET('/v1/conversations', { params: { query: { limit: '2' } } });
     expect(first.response.status).toBe(200);
     expect(first.data!.has_more).toBe(true);
     expect(first.data!.data.map((c) => c.id)).toEqual([made[2], made[1]]);
@@ -40,13 +40,13 @@ describe('typed client', () => {
     const walked = first.data!.data.map((c) => c.id);
     let page = first.data!;
     while (page.has_more) {
-      const next = await parley.GET('/v1/conversations', { params: { query: { limit: 2, starting_after: walked[walked.length - 1] } } });
+      const next = await parley.GET('/v1/conversations', { params: { query: { limit: '2', starting_after: walked[walked.length - 1] } } });
       expect(next.error).toBeUndefined();
       page = next.data!;
       walked.push(...page.data.map((c) => c.id));
     }
     expect(walked[2]).toBe(made[0]);
-    const all = await parley.GET('/v1/conversations', { params: { query: { limit: 100 } } });
+    const all = await parley.GET('/v1/conversations', { params: { query: { limit: '100' } } });
     expect(walked).toEqual(all.data!.data.map((c) => c.id));
   });
 

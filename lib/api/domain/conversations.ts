@@ -13,7 +13,7 @@ import { newId, nowSeconds } from './ids';
 import { paginate, readListQuery, type CursorMode } from './pagination';
 import { prepare, prepareVariants } from '../storage/prepared';
 import { parseInput } from './validation';
-import type { Fields } from '../http/body';
+import type { Fields } from './inputs';
 
 type Row = Omit<ConversationRow, 'seq'> & { seq: number };
 
@@ -38,7 +38,7 @@ interface ListFilters {
   pinned?: boolean;
   group_id?: string;
 }
-const FILTER_NAMES = ['muted', 'archived', 'pinned', 'group_id'] as const;
+const FILTER_NAMES = Object.keys(ConversationListQuery.shape);
 
 const variantKey = (f: ListFilters, mode: CursorMode | 'seek') =>
   `${mode}|${f.muted ?? '-'}|${f.archived ?? '-'}|${f.pinned ?? '-'}|${f.group_id !== undefined}`;

@@ -13,6 +13,7 @@
 // The single `events_purged_through` of earlier versions is still honoured, frozen (never written
 // again): a floor that moved with everyone's purged events would tell about everyone's writes.
 import type { ChangeEvent, ChangeEventType, Conversation, EventPage, FileObject } from '../../schemas';
+import { EventsLimit } from '../../schemas';
 import { invalid, unknownParam } from '../errors';
 import type { Db } from '../storage/db';
 import { prepare } from '../storage/prepared';
@@ -63,7 +64,7 @@ export function readEventsQuery(query: URLSearchParams): { after: string | null;
     seen.add(name);
     if (name === 'after') after = value;
     else if (name === 'limit') {
-      if (!/^\d{1,4}$/.test(value) || Number(value) > MAX_EVENTS_LIMIT) {
+      if (!EventsLimit.safeParse(value).success) {
         throw invalid('limit', `limit must be an integer from 0 to ${MAX_EVENTS_LIMIT}`);
       }
       limit = Number(value);

@@ -1,5 +1,5 @@
 // Files: list, upload, retrieve, rename, delete — scoped to the authenticated user.
-import { FileUpdateInput, filenameProblem, ID_PATTERN, type FileObject, type PageOf } from '../../schemas';
+import { FileListQuery, FileUpdateInput, FileUploadInput, filenameProblem, ID_PATTERN, type FileObject, type PageOf } from '../../schemas';
 import type { Conversations } from './conversations';
 import type { Db, FileRow } from '../storage/db';
 import { invalid, missing, notFound, unknownParam } from '../errors';
@@ -9,13 +9,13 @@ import { newId, nowSeconds } from './ids';
 import { paginate, readListQuery, type CursorMode } from './pagination';
 import { prepare, prepareVariants } from '../storage/prepared';
 import type { UrlSigner } from './signing';
-import type { ReceivedUpload } from '../http/upload';
 import { parseInput } from './validation';
-import type { Fields } from '../http/body';
+import type { Fields, ReceivedUpload } from './inputs';
 
 export type StoredFile = Omit<FileRow, 'seq'> & { seq: number };
 
-const UPLOAD_FIELDS = new Set(['conversation_id', 'message_id']);
+/** The upload's fields besides the file part. */
+const UPLOAD_FIELDS = new Set(Object.keys(FileUploadInput.shape).filter((name) => name !== 'file'));
 
 /** The part's filename with any path removed (browsers on Windows have sent C:\fakepath\x.pdf). */
 export function baseFilename(raw: string): string {
@@ -72,7 +72,7 @@ export class Files {
   }
 
   async list(db: Db, user: string, query: URLSearchParams, assetBase: string): Promise<PageOf<FileObject>> {
-    const { list, filters } = readListQuery(query, ['conversation_id']);
+    const { list, filters } = readListQuery(query, Object.keys(FileListQuery.shape));
     const conversation = filters.conversation_id;
     if (conversation !== undefined) {
       if (!ID_PATTERN.test(conversation)) throw notFound('conversation', 'conversation_id');

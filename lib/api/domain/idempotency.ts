@@ -10,6 +10,7 @@
 // - SQLite: one writer, transactions one after another; a repeat only ever sees a finished row.
 // A committed row without a response can only be a marker written by the previous version (which
 // claimed keys in a transaction of their own): it is taken over, as is an expired row.
+import { z } from 'zod';
 import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db, DialectName, IdempotencyRow } from '../storage/db';
@@ -21,6 +22,11 @@ import { errorResult, type ApiResult } from '../result';
 
 export const RETENTION_SECONDS = 24 * 60 * 60;
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+/** The Idempotency-Key header (routes document it with this schema). */
+export const IdempotencyKey = z.string().regex(KEY_PATTERN, 'must be 1-255 visible ASCII characters').meta({
+  description:
+    'Extension (advertised by the Idempotency response header): the first response below 500 for (user, key) is stored for 24 h and replayed for a repeat, with Idempotent-Replayed: true; the same key on another request: 409 idempotency_conflict.',
+});
 /** A finished row that vanishes between the claim and the read (purged as expired) means: claim again. */
 const MAX_ATTEMPTS = 3;
 
@@ -136,7 +142,7 @@ export class IdempotencyStore {
       // A handler whose only write is one statement is atomic by itself: no BEGIN/COMMIT needed.
       return options.singleWrite ? handler(this.db) : inTransaction(this.db, handler);
     }
-    if (!KEY_PATTERN.test(key)) throw invalid('Idempotency-Key', 'Idempotency-Key must be 1-255 visible ASCII characters');
+    if (!IdempotencyKey.safeParse(key).success) throw invalid('Idempotency-Key', 'Idempotency-Key must be 1-255 visible ASCII characters');
     const print = fingerprint(identity());
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
       const result = await this.attempt(userId, key, print, handler);

@@ -1,6 +1,6 @@
 // Cursor pagination by keyset on the internal sequence (newest first). Never OFFSET: the last page
 // costs what the first does.
-import { ID_PATTERN } from '../../schemas';
+import { Id, ListLimit } from '../../schemas';
 import { ApiError, invalid, unknownParam } from '../errors';
 
 export const DEFAULT_LIMIT = 10;
@@ -31,7 +31,7 @@ export function readListQuery(
     if (seen.has(name)) throw invalid(name, `${name} was given more than once`);
     seen.add(name);
     if (name === 'limit') {
-      if (!/^\d{1,3}$/.test(value) || Number(value) < 1 || Number(value) > MAX_LIMIT) {
+      if (!ListLimit.safeParse(value).success) {
         throw invalid('limit', `limit must be an integer from 1 to ${MAX_LIMIT}`);
       }
       limit = Number(value);
@@ -50,7 +50,7 @@ export function readListQuery(
   }
   const cursorId = after ?? before;
   const cursorParam = after !== null ? 'starting_after' : 'ending_before';
-  if (cursorId !== null && !ID_PATTERN.test(cursorId)) throw cursorNotInList(cursorParam, cursorId);
+  if (cursorId !== null && !Id.safeParse(cursorId).success) throw cursorNotInList(cursorParam, cursorId);
   return { list: { limit, mode: after !== null ? 'after' : before !== null ? 'before' : 'first', cursorId }, filters };
 }
 

@@ -2,10 +2,11 @@
 import busboy from 'busboy';
 import { ApiError, invalid } from '../errors';
 import type { ApiRequest } from './exchange';
+import type { Fields } from '../domain/inputs';
 
 export const FIELD_BODY_LIMIT = 1024 * 1024;
 
-export type Fields = Record<string, unknown>;
+export type { Fields };
 
 /**
  * A record for fields named by the client. Without a prototype, `fields['__proto__'] = v` makes

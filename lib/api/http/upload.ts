@@ -7,28 +7,12 @@ import { pipeline } from 'node:stream/promises';
 import busboy from 'busboy';
 import { ApiError, invalid } from '../errors';
 import type { BlobStore, BlobWrite } from '../storage/blob-store';
+import type { ReceivedFile, ReceivedUpload } from '../domain/inputs';
+
+export type { ReceivedFile, ReceivedUpload };
 import { FIELD_BODY_LIMIT, fieldRecord } from './body';
 import type { ApiRequest } from './exchange';
 import { declaredContentType, observePartHeaders, type PartHeaders } from './part-headers';
-
-export interface ReceivedFile {
-  fieldName: string;
-  /** The part's filename exactly as sent (path not yet removed). */
-  rawFilename: string | undefined;
-  /** The part's Content-Type header as sent; undefined when the part had none (then: sniffed). */
-  declaredType: string | undefined;
-  /** The stored bytes: durable under `blob.key`; `blob.abort()` removes them if no row will point at them. */
-  blob: BlobWrite;
-  size: number;
-  sha256: string;
-  /** The first bytes, for sniffing the type. */
-  head: Uint8Array;
-}
-
-export interface ReceivedUpload {
-  fields: Record<string, string>;
-  file: ReceivedFile | null;
-}
 
 const HEAD_BYTES = 512;
 /** After the size limit is hit, the rest of the body is read and thrown away, up to this much. */

@@ -1,0 +1,111 @@
+// /v1/conversations and /v1/conversations/{id}.
+import { z } from 'zod';
+import { ConversationCreateInput, ConversationListQuery, ConversationUpdateInput, Id, PageQuery } from '../../schemas';
+import { readFields } from '../http/body';
+import { refuseQueryParameters } from '../domain/pagination';
+import { common, empty, notFound, ok, retryable, unsupportedMedia, writes } from './responses';
+import { afterDelete, FIELD_MEDIA, type Route } from './route';
+
+const item = { path: '/v1/conversations/{id}', tag: 'Conversations', params: z.strictObject({ id: Id }), missing: 'conversation' } as const;
+const fieldsMedia = 'application/json, application/x-www-form-urlencoded or multipart/form-data';
+const none = notFound('no such conversation (or not the caller\'s)');
+
+export const conversationRoutes: Route[] = [
+  {
+    method: 'GET',
+    path: '/v1/conversations',
+    tag: 'Conversations',
+    operationId: 'listConversations',
+    summary: 'List conversations',
+    description: 'A page of the caller\'s conversations, newest first; the filters narrow it.',
+    query: ConversationListQuery.extend(PageQuery.shape),
+    responses: { '200': ok('A page, newest first', 'ConversationPage'), ...common },
+    handle: async (api, { request, user }) => ({ status: 200, body: await api.conversations.list(api.db, user, request.query) }),
+  },
+  {
+    method: 'POST',
+    path: '/v1/conversations',
+    tag: 'Conversations',
+    operationId: 'createConversation',
+    summary: 'Create a conversation',
+    description: 'With exactly one of contact_id or group_id (neither or both: 400). One conversation per contact and per group.',
+    idempotent: true,
+    body: { schema: ConversationCreateInput, media: FIELD_MEDIA, required: true, name: 'ConversationCreate' },
+    responses: {
+      '201': ok('Created', 'Conversation'),
+      ...common,
+      ...writes,
+      '409': retryable(
+        'conversation_exists (with existing_id: the conversation of this contact or group), idempotency_conflict, or idempotency_in_progress (retry after Retry-After with the same key)',
+      ),
+      ...unsupportedMedia(fieldsMedia),
+    },
+    handle: async (api, { request, user }) => {
+      refuseQueryParameters(request.query); // before any body is read
+      const fields = await readFields(request);
+      const result = await api.idempotency.run(
+        user,
+        request.header('idempotency-key'),
+        () => ({ method: 'POST', path: request.path, content: fields }),
+        async (trx) => ({ status: 201, body: await api.conversations.create(trx, user, fields) }),
+      );
+      return api.written(user, result);
+    },
+  },
+  {
+    ...item,
+    method: 'GET',
+    operationId: 'retrieveConversation',
+    summary: 'Retrieve a conversation',
+    description: 'The conversation. No side effect.',
+    responses: { '200': ok('The conversation', 'Conversation'), ...common, ...none },
+    handle: async (api, { request, user, params }) => {
+      refuseQueryParameters(request.query);
+      return { status: 200, body: await api.conversations.retrieve(api.db, user, params.id!) };
+    },
+  },
+  {
+    ...item,
+    method: 'PUT',
+    operationId: 'updateConversation',
+    summary: 'Update a conversation',
+    description: 'Only the fields given change; an unknown field is 400.',
+    idempotent: true,
+    body: { schema: ConversationUpdateInput, media: FIELD_MEDIA, required: false, name: 'ConversationUpdate' },
+    responses: { '200': ok('The updated conversation', 'Conversation'), ...common, ...none, ...writes, ...unsupportedMedia(fieldsMedia) },
+    handle: async (api, { request, user, params }) => {
+      refuseQueryParameters(request.query);
+      const fields = await readFields(request);
+      const result = await api.idempotency.run(
+        user,
+        request.header('idempotency-key'),
+        () => ({ method: 'PUT', path: request.path, content: fields }),
+        async (trx) => ({ status: 200, body: await api.conversations.update(trx, user, params.id!, fields) }),
+        { singleWrite: true },
+      );
+      return api.written(user, result);
+    },
+  },
+  {
+    ...item,
+    method: 'DELETE',
+    operationId: 'deleteConversation',
+    summary: 'Delete a conversation',
+    description: 'Deletes it with its messages, its files and their stored bytes.',
+    idempotent: true,
+    responses: { '204': empty('Deleted'), ...common, ...none, ...writes },
+    handle: async (api, { request, user, params }) => {
+      refuseQueryParameters(request.query);
+      return afterDelete(api, user, await api.idempotency.run(
+        user,
+        request.header('idempotency-key'),
+        () => ({ method: 'DELETE', path: request.path, content: {} }),
+        async (trx) => {
+          await api.conversations.delete(trx, user, params.id!);
+          return { status: 204 };
+        },
+        { singleWrite: true }, // one DELETE; the cascade and the trigger that queues the bytes are part of it
+      ));
+    },
+  },
+];

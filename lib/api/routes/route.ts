@@ -1,0 +1,99 @@
+// What one entry of the route table says: the operation (method and path template), the schemas
+// of its inputs, what it answers, and its handler. The service dispatches on the table
+// (service.ts, router.ts) and the OpenAPI document is written from it (http/openapi.ts).
+import type { z } from 'zod';
+import type { Config, Extension } from '../../config';
+import type { ApiReply, ApiRequest } from '../http/exchange';
+import type { ApiResult } from '../result';
+import type { Conversations } from '../domain/conversations';
+import type { Files } from '../domain/files';
+import type { IdempotencyStore } from '../domain/idempotency';
+import type { ChangeFeed } from '../domain/events';
+import type { EventHub } from '../domain/event-hub';
+import type { TusUploads } from '../http/tus';
+import type { EventStream } from '../http/event-stream';
+import type { BlobStore } from '../storage/blob-store';
+import type { DrainResult } from '../storage/blob-deletions';
+import type { Db } from '../storage/db';
+import type { Logger } from '../http/log';
+import type { Responses } from './responses';
+
+export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'HEAD' | 'PATCH' | 'OPTIONS';
+
+/** What handlers work with: the service's parts (service.ts builds it). */
+export interface Api {
+  readonly config: Config;
+  readonly db: Db;
+  readonly store: BlobStore;
+  readonly log: Logger;
+  readonly conversations: Conversations;
+  readonly files: Files;
+  readonly idempotency: IdempotencyStore;
+  readonly feed: ChangeFeed;
+  readonly hub: EventHub;
+  readonly uploads: TusUploads;
+  /** Live event streams of this process (ended at shutdown). */
+  readonly streams: Set<EventStream>;
+  readonly shuttingDown: boolean;
+  /** The origin file_urls are built on (ASSET_URL, or the request's allowed origin). */
+  assetBase(request: ApiRequest): string;
+  /** After a write that succeeded: this process's live streams of the user look at the feed. */
+  written(user: string, result: ApiResult): ApiResult;
+  drainBlobDeletions(): Promise<DrainResult>;
+  /** The OpenAPI document as JSON text (built once). */
+  openapiText(): string;
+}
+
+/** One request, matched to a route. `user` is '' on public routes. */
+export interface Call {
+  request: ApiRequest;
+  user: string;
+  /** The path template's parameters, e.g. { id } for /v1/files/{id}. */
+  params: Record<string, string>;
+}
+
+export interface Route {
+  /** `*`: every method the path's other routes do not take (tus has its own rules; undocumented). */
+  method: Method | '*';
+  /** The OpenAPI path template: /v1/conversations/{id}. */
+  path: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  tag: string;
+  /** Served only when this extension is on (EXTENSIONS). */
+  extension?: Extension;
+  /**
+   * public: no token (and a method the path does not take is refused before any token is asked
+   * for); stream: a token, but no rate-limit charge or fair-share turn, and the handler answers
+   * with a raw reply; default: a token, the rate limits and a fair-share turn.
+   */
+  access?: 'public' | 'stream';
+  /** Moves bytes for long: takes no fair-share turn (http/fair-share.ts). */
+  long?: boolean;
+  /** Path parameters. With `missing`, one that fails its schema is a missing <missing> (404), checked before the method. */
+  params?: z.ZodObject;
+  missing?: string;
+  /** Query parameters (documented; the handler or the domain reads them with these schemas). */
+  query?: z.ZodObject;
+  /** Request headers (documented). */
+  headers?: z.ZodObject;
+  /** Takes Idempotency-Key; its answers may be replays (Idempotent-Replayed). */
+  idempotent?: boolean;
+  /** A body: fields validated by `schema` (a component named `name` in the document), or raw bytes (schema null). */
+  body?: { schema: z.ZodType | null; media: readonly string[]; required: boolean; name: string };
+  responses: Responses;
+  handle(api: Api, call: Call): Promise<ApiResult | ApiReply> | ApiResult;
+}
+
+/** Bodies of POST/PUT that carry fields (http/body.ts reads all three). */
+export const FIELD_MEDIA = ['application/json', 'application/x-www-form-urlencoded', 'multipart/form-data'] as const;
+
+/**
+ * After a delete: the rows are gone (committed), their keys queued in the same transaction; now
+ * the bytes. A removal that fails stays queued and is retried.
+ */
+export async function afterDelete(api: Api, user: string, result: ApiResult): Promise<ApiResult> {
+  await api.drainBlobDeletions().catch((error) => api.log.error('[parley] a blob deletion pass failed:', error));
+  return api.written(user, result);
+}

@@ -1,0 +1,66 @@
+// Finds a request's route in the table: first the path (by template), then the method.
+import type { z } from 'zod';
+import type { Route } from './route';
+
+interface PathEntry {
+  segments: string[];
+  routes: Route[];
+  /** The path's parameters checked here (a route with `missing`): each one's schema, and what a failing one is. */
+  checks: [name: string, schema: z.ZodType][];
+  missing: string | null;
+}
+
+export interface PathMatch {
+  /** Every route of the matched path, in table order. */
+  routes: Route[];
+  params: Record<string, string>;
+  /** A parameter failed its schema: the missing resource to answer with (404), before the method is looked at. */
+  missing: string | null;
+}
+
+export class Router {
+  private readonly paths: PathEntry[] = [];
+
+  constructor(routes: readonly Route[]) {
+    for (const route of routes) {
+      let entry = this.paths.find((p) => p.segments.join('/') === route.path);
+      if (!entry) this.paths.push((entry = { segments: route.path.split('/'), routes: [], checks: [], missing: null }));
+      entry.routes.push(route);
+      if (route.missing && route.params && !entry.missing) {
+        entry.missing = route.missing;
+        entry.checks = Object.entries(route.params.shape) as [string, z.ZodType][];
+      }
+    }
+  }
+
+  /** The path's routes and parameters; null when no template matches. `path` has no trailing slash. */
+  find(path: string): PathMatch | null {
+    const segments = path.split('/');
+    for (const entry of this.paths) {
+      if (entry.segments.length !== segments.length) continue;
+      const params: Record<string, string> = {};
+      const matches = entry.segments.every((template, i) => {
+        const segment = segments[i]!;
+        if (template.startsWith('{')) {
+          params[template.slice(1, -1)] = segment; // even '': its schema refuses it (404 of the resource)
+          return true;
+        }
+        return template === segment;
+      });
+      if (!matches) continue;
+      const failed = entry.checks.some(([name, schema]) => !schema.safeParse(params[name]).success);
+      return { routes: entry.routes, params, missing: failed ? entry.missing : null };
+    }
+    return null;
+  }
+}
+
+/** The route of `method` among a path's routes (else its `*` route), or null. */
+export function routeFor(routes: readonly Route[], method: string): Route | null {
+  return routes.find((r) => r.method === method) ?? routes.find((r) => r.method === '*') ?? null;
+}
+
+/** The methods a path takes, for Allow. */
+export function allowed(routes: readonly Route[]): string[] {
+  return routes.filter((r) => r.method !== '*').map((r) => r.method);
+}
