@@ -2,7 +2,8 @@
 // listing that started at a head cursor, a pull is "what changed after my cursor": one request when
 // nothing did. Each page of events is applied — upserts carry the object as it is now, deletions
 // are tombstones, file events say the file's conversation — and the cursor advances IN THE SAME
-// TRANSACTION as the page it came with (LOCAL-FIRST.md: RxDB lost records by advancing it apart).
+// TRANSACTION as the page it came with: saved apart, the cursor could get ahead of rows a crash
+// then never writes (RxDB lost records that way, #5571; ../shared/LOCAL-FIRST.md).
 //
 // What the server offers is remembered per database (meta `feed`): a plain server (404) is asked
 // again only after RECHECK_PLAIN_MS; a feed server that starts answering 404 is plain from then on.
