@@ -12,6 +12,8 @@ import {
 } from 'kysely';
 import { migrations } from './migrations';
 import { registerFastReader } from './prepared';
+import type { DialectName, FastReader } from './engine';
+export type { DialectName, FastReader } from './engine';
 
 export interface ConversationRow {
   seq: Generated<number>;
@@ -107,18 +109,11 @@ export interface Tables {
 }
 
 export type Db = Kysely<Tables>;
-export type DialectName = 'sqlite' | 'postgres';
 
 export interface OpenedDb {
   db: Db;
   dialect: DialectName;
   close(): Promise<void>;
-}
-
-/** Synchronous reads of committed data, outside any transaction (see registerFastReader). */
-export interface FastReader {
-  all(sql: string, parameters: readonly unknown[]): unknown[];
-  close(): void;
 }
 
 /**

@@ -1,6 +1,6 @@
 // One migration history for every dialect. Append new migrations; never edit an applied one.
 import { sql, type Kysely, type Migration } from 'kysely';
-import type { DialectName } from './db';
+import type { DialectName } from './engine';
 
 export function migrations(dialect: DialectName): Record<string, Migration> {
   // The internal sequence that orders lists (newest first), independent of second-resolution times.

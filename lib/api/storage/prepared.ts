@@ -1,7 +1,7 @@
 // Queries built and compiled once, then executed with new parameter values: the hot paths do no
 // query building per request, and (with the statement cache in db.ts) SQLite re-uses the statement.
 import type { Compilable, CompiledQuery, Kysely } from 'kysely';
-import type { FastReader } from './db';
+import type { FastReader } from './engine';
 
 const fastReaders = new WeakMap<Kysely<any>, FastReader>();
 

@@ -47,7 +47,7 @@
 // replay.ts (absolute PUTs, DELETE 404 = done, 409 conversation_exists adopted, uploads verified
 // against their snapshot). It is cleared only when the server answers "I did not act" (4xx).
 
-import type { OpBody } from './operations';
+import type { OpBody, UploadBody } from './bodies';
 
 /** queued: waiting to be sent; inflight: claimed, possibly on the wire; failed: dead letter. */
 export type OpState = 'queued' | 'inflight' | 'failed';
@@ -94,7 +94,7 @@ export interface TusState {
 /** An upload the user cancelled after it may have reached the server (see `cancelled`). */
 export interface CancelledUpload {
   /** The upload as it was queued (its name and target, for what the row and status say). */
-  upload: import('./operations').UploadBody;
+  upload: UploadBody;
   /** The file it created, when known (its completion raced the cancel): deleted by the replay. */
   fileId: string | null;
 }

@@ -28,9 +28,10 @@ import { setMeta } from '../mirror/meta';
 import { FEED_KEY, followFeed, probeFeed, readFeed, RECHECK_PLAIN_MS, type FeedState } from './feed';
 import { readHistory, type History } from './history';
 import { TEMP_PREFIX } from '../outbox/operations';
-import { call, type HttpDeps, type Outcome } from '../core/http';
+import { call, type Outcome } from '../core/http';
 import { Prefetch, runPipelined, type Failure } from './pager';
 import { scanAllActive, scanUnplacedFiles } from './scan';
+import type { PullDeps } from './deps';
 import { knownServerIds, putConversations, putFiles, removeGone, storeContext, type StoreContext } from '../mirror/store';
 import { pullScope } from '../mirror/scopes';
 
@@ -46,14 +47,7 @@ type Listed<T> = { has_more: boolean; data: T[] };
  */
 export const FILES_PREFETCH_PAGES = 100;
 
-export interface PullDeps extends HttpDeps {
-  db: ParleyDb;
-  now: () => number;
-  /** Events per feed request (default: the server's maximum); tests use small pages. */
-  feedPageLimit?: number;
-  /** Per-conversation listings in flight during the scan. */
-  scanConcurrency?: number;
-}
+export type { PullDeps } from './deps';
 
 export type PullResult =
   /** `feed`: the server keeps a change feed and the mirror follows it (live updates make sense). */

@@ -15,7 +15,7 @@ import { getMeta, setMeta } from '../mirror/meta';
 import { call } from '../core/http';
 import { readHistory } from './history';
 import { runConcurrently, type Failure } from './pager';
-import type { PullDeps } from './pull';
+import type { PullDeps } from './deps';
 import { PULL_KEY, type PullProgress, type PullState } from './state';
 import { putFiles, serverConversationRows, serverFileRows, storeContext } from '../mirror/store';
 import { pullScope } from '../mirror/scopes';
