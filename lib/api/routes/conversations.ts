@@ -4,7 +4,7 @@ import { ConversationCreateInput, ConversationListQuery, ConversationUpdateInput
 import { readFields } from '../http/body';
 import { refuseQueryParameters } from '../domain/pagination';
 import { common, empty, notFound, ok, retryable, unsupportedMedia, writes } from './responses';
-import { afterDelete, FIELD_MEDIA, type Route } from './route';
+import { deleteOne, FIELD_MEDIA, type Route } from './route';
 
 const item = { path: '/v1/conversations/{id}', tag: 'Conversations', params: z.strictObject({ id: Id }), missing: 'conversation' } as const;
 const fieldsMedia = 'application/json, application/x-www-form-urlencoded or multipart/form-data';
@@ -94,18 +94,6 @@ export const conversationRoutes: Route[] = [
     description: 'Deletes it with its messages, its files and their stored bytes.',
     idempotent: true,
     responses: { '204': empty('Deleted'), ...common, ...none, ...writes },
-    handle: async (api, { request, user, params }) => {
-      refuseQueryParameters(request.query);
-      return afterDelete(api, user, await api.idempotency.run(
-        user,
-        request.header('idempotency-key'),
-        () => ({ method: 'DELETE', path: request.path, content: {} }),
-        async (trx) => {
-          await api.conversations.delete(trx, user, params.id!);
-          return { status: 204 };
-        },
-        { singleWrite: true }, // one DELETE; the cascade and the trigger that queues the bytes are part of it
-      ));
-    },
+    handle: (api, call) => deleteOne(api, call, (trx) => api.conversations.delete(trx, call.user, call.params.id!)),
   },
 ];

@@ -6,7 +6,7 @@ import { receiveUpload } from '../http/upload';
 import { refuseQueryParameters } from '../domain/pagination';
 import { isCommitOutcomeUnknown } from '../storage/transaction';
 import { common, empty, error, notFound, ok, unsupportedMedia, writes } from './responses';
-import { afterDelete, FIELD_MEDIA, type Api, type Call, type Route } from './route';
+import { deleteOne, FIELD_MEDIA, type Api, type Call, type Route } from './route';
 
 const item = { path: '/v1/files/{id}', tag: 'Files', params: z.strictObject({ id: Id }), missing: 'file' } as const;
 const none = notFound('no such file (or not the caller\'s)');
@@ -98,19 +98,7 @@ export const fileRoutes: Route[] = [
     description: 'Deletes the file and its stored bytes; its file_url answers 404 from then on.',
     idempotent: true,
     responses: { '204': empty('Deleted'), ...common, ...none, ...writes },
-    handle: async (api, { request, user, params }) => {
-      refuseQueryParameters(request.query);
-      return afterDelete(api, user, await api.idempotency.run(
-        user,
-        request.header('idempotency-key'),
-        () => ({ method: 'DELETE', path: request.path, content: {} }),
-        async (trx) => {
-          await api.files.delete(trx, user, params.id!);
-          return { status: 204 };
-        },
-        { singleWrite: true },
-      ));
-    },
+    handle: (api, call) => deleteOne(api, call, (trx) => api.files.delete(trx, call.user, call.params.id!)),
   },
 ];
 

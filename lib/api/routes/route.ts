@@ -17,6 +17,7 @@ import type { DrainResult } from '../storage/blob-deletions';
 import type { Db } from '../storage/db';
 import type { Logger } from '../http/log';
 import type { Responses } from './responses';
+import { refuseQueryParameters } from '../domain/pagination';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'HEAD' | 'PATCH' | 'OPTIONS';
 
@@ -96,4 +97,23 @@ export const FIELD_MEDIA = ['application/json', 'application/x-www-form-urlencod
 export async function afterDelete(api: Api, user: string, result: ApiResult): Promise<ApiResult> {
   await api.drainBlobDeletions().catch((error) => api.log.error('[parley] a blob deletion pass failed:', error));
   return api.written(user, result);
+}
+
+/**
+ * A DELETE of one resource, by id: idempotent by key, one write (the cascade and the trigger that
+ * queues the bytes are part of the one statement), 204; then the bytes (afterDelete).
+ */
+export async function deleteOne(api: Api, { request, user }: Call, remove: (trx: Db) => Promise<void>): Promise<ApiResult> {
+  refuseQueryParameters(request.query);
+  const result = await api.idempotency.run(
+    user,
+    request.header('idempotency-key'),
+    () => ({ method: 'DELETE', path: request.path, content: {} }),
+    async (trx) => {
+      await remove(trx);
+      return { status: 204 };
+    },
+    { singleWrite: true },
+  );
+  return afterDelete(api, user, result);
 }
