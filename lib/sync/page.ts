@@ -15,15 +15,12 @@ export {
   type FileView,
   type OfflineFile,
   type ParleyDb,
-  type SyncState,
 } from './mirror/db';
 export { BY_ARCHIVED_INDEX, ORDER_INDEX, WORDS_INDEX } from './mirror/list-keys';
 export { deleteMeta, getMeta, setMeta, type MetaValues } from './mirror/meta';
 export { MIRROR_CLEARED_KEY, readSyncStatus, statusLabel, type FailedOperation, type MirrorCleared, type SyncStatus } from './engine/status';
 export { readUploadProgress, type UploadProgress } from './engine/upload-progress';
 export { loadClientModule } from './outbox/lazy-client';
-export type { SyncClient } from './outbox/client';
-export { readFirstSyncProgress, type PullProgress } from './pull/state';
 export { connectSync, type SyncConnection } from './session/connect';
 export type { CheckFailure, WhoAmI } from './session/identity';
 export {

@@ -3,7 +3,7 @@
 // workers/sync.worker.ts and workers/xhr-upload.ts (the service worker has service-worker.ts).
 export type { UploadLike } from './core/http';
 export { openSyncDb, type ParleyDb } from './mirror/db';
-export { SyncEngine, type EngineDeps, type SyncReport } from './engine/engine';
+export { SyncEngine, type SyncReport } from './engine/engine';
 export type { OpenTabChannel } from './engine/leader';
 export { resumableUploads } from './outbox/resumable-upload';
 export { databaseLock, storeBackgroundAccess } from './session/background';
