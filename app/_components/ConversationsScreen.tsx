@@ -5,17 +5,19 @@
 import type { SortingState } from '@tanstack/react-table';
 import { useCallback, useState } from 'react';
 import type { ConversationView } from '@/lib/sync/page';
-import { conversationTitle, DEFAULT_FILTERS, type ConversationFilters, type ConversationSortColumn, type TriState } from '@/lib/view/conversations';
+import { conversationTitle, DEFAULT_FILTERS, type ConversationFilters, type ConversationSortColumn } from '@/lib/view/conversations';
 import { fullTime, humanTime, relativeTime } from '@/lib/view/format';
 import { idFromSearch } from '@/lib/view/search';
 import { conversationRange, readConversationWindow } from '@/lib/view/windows';
 import { ConversationActions } from './ConversationActions';
+import { FilterChips, SortSelect } from './ConversationListControls';
 import { Icon } from './Icon';
 import { NewConversation, type NewConversationRequest } from './NewConversation';
 import { hrefFor, navigate } from './router';
 import { useSession } from './session-context';
 import { SyncProgress } from './SyncProgress';
 import { useNarrow } from './useNarrow';
+import { useCollapsingHeader } from './useCollapsingHeader';
 import { useThrottledQuery } from './useThrottledQuery';
 import { VirtualTable, type Column } from './VirtualTable';
 import { useListWindow } from './useListWindow';
@@ -28,8 +30,6 @@ function SyncMark({ state }: { state: ConversationView['syncState'] }) {
     </span>
   );
 }
-
-const yesNo = (v: boolean) => (v ? 'Yes' : '—');
 
 /**
  * A row as a messaging app shows it, legible at 390 px: the name (ellipsised, in full in its
@@ -94,27 +94,12 @@ const columns: Column<ConversationView>[] = [
     meta: { className: 'grow' },
     cell: ({ row }) => <ConversationSummary conversation={row.original} />,
   },
-  { id: 'pinned', header: 'Pinned', accessorFn: (c) => Number(c.is_pinned), cell: ({ row }) => yesNo(row.original.is_pinned), meta: { className: 'wide-only', width: '4.5rem' } },
-  { id: 'muted', header: 'Muted', accessorFn: (c) => Number(c.is_muted), cell: ({ row }) => yesNo(row.original.is_muted), meta: { className: 'wide-only', width: '4.5rem' } },
+  // No Pinned/Muted columns: the marks are under the name, and pinned ones come first anyway.
   { id: 'last_active', header: 'Last active', accessorFn: (c) => c.last_active_at ?? 0, cell: ({ row }) => humanTime(row.original.last_active_at), meta: { className: 'wide-only', width: '6.5rem' } },
   { id: 'last_opened', header: 'Last opened', accessorFn: (c) => c.last_opened_at ?? 0, cell: ({ row }) => humanTime(row.original.last_opened_at), meta: { className: 'wide-only', width: '6.5rem' } },
   { id: 'created', header: 'Created', accessorFn: (c) => c.created_at, cell: ({ row }) => humanTime(row.original.created_at), meta: { className: 'wide-only', width: '6.5rem' } },
   { id: 'actions', header: () => <span className="visually-hidden">Actions</span>, enableSorting: false, meta: { width: '11.5rem' }, cell: ({ row }) => <ConversationActions conversation={row.original} /> },
 ];
-
-function TriSelect({ label, value, onChange, yes, no }: { label: string; value: TriState; onChange(v: TriState): void; yes: string; no: string }) {
-  const id = `filter-${label.toLowerCase()}`;
-  return (
-    <span className="filter">
-      <label htmlFor={id}>{label}</label>
-      <select id={id} value={value} onChange={(e) => onChange(e.target.value as TriState)}>
-        <option value="any">All</option>
-        <option value="yes">{yes}</option>
-        <option value="no">{no}</option>
-      </select>
-    </span>
-  );
-}
 
 export function ConversationsScreen() {
   const { connection } = useSession();
@@ -122,7 +107,7 @@ export function ConversationsScreen() {
   const [filters, setFilters] = useState<ConversationFilters>(DEFAULT_FILTERS);
   const [sorting, setSorting] = useState<SortingState>([]);
   const narrow = useNarrow();
-  const [filtersOpen, setFiltersOpen] = useState(false);
+  const header = useCollapsingHeader(narrow);
   const set = <K extends keyof ConversationFilters>(key: K) => (value: ConversationFilters[K]) => setFilters((f) => ({ ...f, [key]: value }));
   const sort = sorting[0] ? { id: sorting[0].id as ConversationSortColumn, desc: sorting[0].desc } : null;
   const { windowStart, windowSize, onVisibleRange } = useListWindow();
@@ -139,6 +124,8 @@ export function ConversationsScreen() {
   );
   const anything = useThrottledQuery(db, ['conversations'], () => db.conversations.limit(1).count(), [], 1_000);
   const onSortingChange = useCallback((next: SortingState) => setSorting(next), []);
+  // Pull to refresh is "Sync now".
+  const onRefresh = useCallback(() => connection.worker.syncNow(), [connection]);
   const [request, setRequest] = useState<NewConversationRequest | null>(null);
   const requestTaken = useCallback(() => setRequest(null), []);
   // No match is not a dead end: start a conversation with what was typed, or show everything.
@@ -160,45 +147,33 @@ export function ConversationsScreen() {
   );
 
   return (
-    <section className="screen" aria-labelledby="conversations-title">
-      <div className="screen-head">
-        <h1 id="conversations-title">Conversations</h1>
-        <NewConversation request={request} onRequestTaken={requestTaken} />
-      </div>
-      <div className="filters" role="search">
-        <span className="filter grow">
-          <label htmlFor="filter-text">Search</label>
-          <input
-            id="filter-text"
-            type="search"
-            placeholder="Contact or group id"
-            autoCapitalize="off"
-            autoCorrect="off"
-            spellCheck={false}
-            enterKeyHint="search"
-            value={filters.text}
-            onChange={(e) => set('text')(e.target.value)}
-          />
-        </span>
-        <div className="more-filters">
-          {/* On a phone the filters fold away behind a disclosure button; on a wide screen they show. */}
-          {narrow && (
-            <button type="button" className="disclosure" aria-expanded={filtersOpen} aria-controls="more-filters" onClick={() => setFiltersOpen((open) => !open)}>
-              Filters
-            </button>
-          )}
-          <div className="filters" id="more-filters" hidden={narrow && !filtersOpen}>
-        <TriSelect label="Pinned" value={filters.pinned} onChange={set('pinned')} yes="Pinned" no="Not pinned" />
-        <TriSelect label="Muted" value={filters.muted} onChange={set('muted')} yes="Muted" no="Not muted" />
-        <TriSelect label="Archived" value={filters.archived} onChange={set('archived')} yes="Archived" no="Not archived" />
-        <span className="filter">
-          <label htmlFor="filter-kind">Kind</label>
-          <select id="filter-kind" value={filters.kind} onChange={(e) => set('kind')(e.target.value as ConversationFilters['kind'])}>
-            <option value="any">All</option>
-            <option value="contact">Contacts</option>
-            <option value="group">Groups</option>
-          </select>
-        </span>
+    <section className={`screen list-screen conversations-screen${header.collapsed ? ' collapsed' : ''}`} aria-labelledby="conversations-title">
+      {/* Folds away while scrolling down on a phone (more rows in view), back on scrolling up. */}
+      <div className="collapsible">
+        <div>
+          <div className="screen-head">
+            <h1 id="conversations-title">Conversations</h1>
+            <NewConversation request={request} onRequestTaken={requestTaken} />
+          </div>
+          <div className="filters" role="search">
+            <span className="filter grow">
+              <label htmlFor="filter-text" className="narrow-hidden">
+                Search
+              </label>
+              <input
+                id="filter-text"
+                type="search"
+                placeholder="Search contacts and groups"
+                autoCapitalize="off"
+                autoCorrect="off"
+                spellCheck={false}
+                enterKeyHint="search"
+                value={filters.text}
+                onChange={(e) => set('text')(e.target.value)}
+              />
+            </span>
+            <SortSelect sorting={sorting} onChange={setSorting} />
+            <FilterChips filters={filters} onChange={setFilters} />
           </div>
         </div>
       </div>
@@ -215,6 +190,8 @@ export function ConversationsScreen() {
           sorting={sorting}
           onSortingChange={onSortingChange}
           onVisibleRange={onVisibleRange}
+          onScroll={header.onScroll}
+          onRefresh={onRefresh}
           rowClassName={(c) => (c.syncState !== 'synced' ? `unsynced ${c.syncState}` : '')}
           empty={anything === 0 && !offerId ? 'No conversations yet. Start one with “New conversation” above.' : noMatch}
         />

@@ -16,7 +16,7 @@ export function FailedList({ failed }: { failed: FailedOperation[] }) {
   return (
     <>
       {alert}
-      <ul className="failed" aria-label="Failed changes">
+      <ul className="failed-changes" aria-label="Failed changes">
         {failed.map((f) => {
           const { title, text, final } = describeFailure({ ...f, ...names?.[f.opId] });
           const retry = (

@@ -4,14 +4,16 @@
 import type { SortingState } from '@tanstack/react-table';
 import { useCallback, useState } from 'react';
 import { conversationTitle } from '@/lib/view/conversations';
-import { humanSize, humanTime, humanType, relativeTime } from '@/lib/view/format';
+import { countOf, groupedNumber, humanSize, humanTime, humanType, relativeTime } from '@/lib/view/format';
 import { readFileWindow, type FileFamily, type FileFilters, type FileRow, type FileSortColumn } from '@/lib/view/windows';
 import { FileActions, FileLink } from './FileActions';
 import { navigate } from './router';
 import { useSession } from './session-context';
 import { SyncProgress } from './SyncProgress';
 import { UploadProgressMark } from './UploadProgress';
+import { useCollapsingHeader } from './useCollapsingHeader';
 import { useListWindow } from './useListWindow';
+import { useNarrow } from './useNarrow';
 import { useThrottledQuery } from './useThrottledQuery';
 import { VirtualTable, type Column } from './VirtualTable';
 
@@ -105,13 +107,25 @@ export function FilesScreen({ conversationId }: { conversationId?: string }) {
     [JSON.stringify(filters), JSON.stringify(sort), windowStart, windowSize],
     indexed ? 250 : 2_000,
   );
-  const anything = useThrottledQuery(db, ['files'], () => db.files.limit(1).count(), [], 1_000);
+  // Every file on the device, for "N of M files" when a filter narrows the list.
+  const all = useThrottledQuery(db, ['files'], () => db.files.count(), [], 1_000);
   const onSortingChange = useCallback((next: SortingState) => setSorting(next), []);
+  const header = useCollapsingHeader(useNarrow());
+  // Pull to refresh is "Sync now".
+  const onRefresh = useCallback(() => connection.worker.syncNow(), [connection]);
+  const shown = list?.total;
+  const count = all === undefined || shown === undefined ? '' : shown === all ? countOf(all, 'file') : `${groupedNumber(shown)} of ${countOf(all, 'file')}`;
 
   return (
-    <section className="screen" aria-labelledby="files-title">
+    <section className={`screen list-screen${header.collapsed ? ' collapsed' : ''}`} aria-labelledby="files-title">
+      {/* Folds away while scrolling down on a phone (more rows in view), back on scrolling up. */}
+      <div className="collapsible">
+        <div>
       <div className="screen-head">
         <h1 id="files-title">Files</h1>
+        <p className="list-count" data-testid="file-count">
+          {count}
+        </p>
       </div>
       <div className="filters" role="search">
         <span className="filter grow">
@@ -130,6 +144,8 @@ export function FilesScreen({ conversationId }: { conversationId?: string }) {
           </select>
         </span>
       </div>
+        </div>
+      </div>
       <SyncProgress />
       {list === undefined ? (
         <p className="empty">Loading…</p>
@@ -143,8 +159,10 @@ export function FilesScreen({ conversationId }: { conversationId?: string }) {
           sorting={sorting}
           onSortingChange={onSortingChange}
           onVisibleRange={onVisibleRange}
+          onScroll={header.onScroll}
+          onRefresh={onRefresh}
           rowClassName={(f) => (f.syncState !== 'synced' ? `unsynced ${f.syncState}` : '')}
-          empty={anything === 0 ? 'No files yet. Files are added from a conversation: open one and choose “Upload files”.' : 'No file matches these filters.'}
+          empty={all === 0 ? 'No files yet. Files are added from a conversation: open one and choose “Upload files”.' : 'No file matches these filters.'}
         />
       )}
     </section>

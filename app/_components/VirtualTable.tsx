@@ -3,11 +3,15 @@
 // screen hands in only the rows around what is on screen (`rows`, starting at list index `start`)
 // and the list's length (`total`); the table tells the screen which range is visible
 // (`onVisibleRange`) so it can read the next window from IndexedDB. Sorting is the screen's too
-// (`sorting`): the rows arrive in order. Rows are a CSS grid with ARIA table roles.
+// (`sorting`): the rows arrive in order. Rows are a CSS grid with ARIA table roles, as tall as
+// their content (a long name wraps): each is measured once laid out, rows not yet read are
+// estimated at ROW_HEIGHT. The scroller tells the screen how far it is scrolled (`onScroll`: the
+// header folds away) and, on touch, a pull down from its top asks for a sync (`onRefresh`).
 import { rowSortingFeature, tableFeatures, useTable, type ColumnDef, type SortingState } from '@tanstack/react-table';
 import { useVirtualizer } from '@tanstack/react-virtual';
 import { useEffect, useRef, type ReactNode } from 'react';
 import { useNarrow } from './useNarrow';
+import { PullToRefresh } from './PullToRefresh';
 
 export const features = tableFeatures({ rowSortingFeature });
 /** `width`: a CSS grid track (every row is its own grid, so widths must not depend on content). */
@@ -27,6 +31,8 @@ export function VirtualTable<Row extends { id: string }>({
   sorting,
   onSortingChange,
   onVisibleRange,
+  onScroll,
+  onRefresh,
 }: {
   label: string;
   /** The loaded window of the list, in order. */
@@ -42,6 +48,10 @@ export function VirtualTable<Row extends { id: string }>({
   onSortingChange(next: SortingState): void;
   /** The rows on screen changed: [first, last] list indexes (inclusive). */
   onVisibleRange(first: number, last: number): void;
+  /** The list was scrolled (its scroller, to read scrollTop and how far it can go). */
+  onScroll?(scroller: HTMLDivElement): void;
+  /** Pull to refresh: called when a pull from the top is let go far enough down. */
+  onRefresh?(): Promise<unknown>;
 }) {
   const narrow = useNarrow();
   const columns = narrow ? allColumns.filter((c) => !c.meta?.className?.includes('wide-only')) : allColumns;
@@ -74,61 +84,71 @@ export function VirtualTable<Row extends { id: string }>({
   const template = columns.map((c) => c.meta?.width ?? 'minmax(6rem, 1fr)').join(' ');
 
   return (
-    <div className="vtable" role="table" aria-label={label} aria-rowcount={total + 1}>
-      <div className="vtable-head" role="rowgroup">
-        <div className="vtable-row" role="row" style={{ gridTemplateColumns: template }}>
-          {table.getHeaderGroups()[0]!.headers.map((header) => {
-            const sorted = header.column.getIsSorted();
-            const className = (header.column.columnDef as Column<Row>).meta?.className ?? '';
-            return (
-              <div
-                key={header.id}
-                role="columnheader"
-                className={`vtable-cell ${className}`}
-                aria-sort={sorted === 'asc' ? 'ascending' : sorted === 'desc' ? 'descending' : 'none'}
-              >
-                {header.column.getCanSort() ? (
-                  <button type="button" className="sort" onClick={header.column.getToggleSortingHandler()}>
-                    <table.FlexRender header={header} />
-                    <span aria-hidden="true">{sorted === 'asc' ? ' ▲' : sorted === 'desc' ? ' ▼' : ''}</span>
-                  </button>
-                ) : (
-                  <table.FlexRender header={header} />
-                )}
-              </div>
-            );
-          })}
-        </div>
-      </div>
-      {/* A rowgroup must own rows: the empty state is one row, and before the first rows are laid out the group says it is busy. */}
-      <div ref={scroller} className="vtable-body" role="rowgroup" aria-busy={total > 0 && items.length === 0 ? true : undefined}>
-        {total === 0 ? (
-          <div role="row" className="empty-row">
-            <div role="cell" className="empty">
-              {empty}
-            </div>
-          </div>
-        ) : (
-          <div style={{ height: virtual.getTotalSize(), position: 'relative' }}>
-            {items.map((item) => {
-              const row = model[item.index - start];
-              const style = { gridTemplateColumns: template, position: 'absolute' as const, top: 0, left: 0, right: 0, height: ROW_HEIGHT, transform: `translateY(${item.start}px)` };
-              if (!row) {
-                // Not read yet (scrolled past the loaded window): a placeholder of the same height.
-                return <div key={`pending-${item.index}`} role="row" aria-rowindex={item.index + 2} aria-busy="true" className="vtable-row loading" style={style} />;
-              }
+    // The pull indicator is beside the table, not in it: a table owns rows only.
+    <div className="vtable-frame">
+      {onRefresh && <PullToRefresh scroller={scroller} onRefresh={onRefresh} />}
+      <div className="vtable" role="table" aria-label={label} aria-rowcount={total + 1}>
+        <div className="vtable-head" role="rowgroup">
+          <div className="vtable-row" role="row" style={{ gridTemplateColumns: template }}>
+            {table.getHeaderGroups()[0]!.headers.map((header) => {
+              const sorted = header.column.getIsSorted();
+              const className = (header.column.columnDef as Column<Row>).meta?.className ?? '';
               return (
-                <div key={row.id} role="row" aria-rowindex={item.index + 2} className={`vtable-row ${rowClassName?.(row.original) ?? ''}`} style={style}>
-                  {row.getAllCells().map((cell) => (
-                    <div key={cell.id} role="cell" className={`vtable-cell ${(cell.column.columnDef as Column<Row>).meta?.className ?? ''}`}>
-                      <table.FlexRender cell={cell} />
-                    </div>
-                  ))}
+                <div
+                  key={header.id}
+                  role="columnheader"
+                  className={`vtable-cell ${className}`}
+                  aria-sort={sorted === 'asc' ? 'ascending' : sorted === 'desc' ? 'descending' : 'none'}
+                >
+                  {header.column.getCanSort() ? (
+                    <button type="button" className="sort" onClick={header.column.getToggleSortingHandler()}>
+                      <table.FlexRender header={header} />
+                      <span aria-hidden="true">{sorted === 'asc' ? ' ▲' : sorted === 'desc' ? ' ▼' : ''}</span>
+                    </button>
+                  ) : (
+                    <table.FlexRender header={header} />
+                  )}
                 </div>
               );
             })}
           </div>
-        )}
+        </div>
+        {/* A rowgroup must own rows: the empty state is one row, and before the first rows are laid out the group says it is busy. */}
+        <div
+          ref={scroller}
+          className="vtable-body"
+          role="rowgroup"
+          aria-busy={total > 0 && items.length === 0 ? true : undefined}
+          onScroll={onScroll && ((e) => onScroll(e.currentTarget))}
+        >
+          {total === 0 ? (
+            <div role="row" className="empty-row">
+              <div role="cell" className="empty">
+                {empty}
+              </div>
+            </div>
+          ) : (
+            <div style={{ height: virtual.getTotalSize(), position: 'relative' }}>
+              {items.map((item) => {
+                const row = model[item.index - start];
+                const style = { gridTemplateColumns: template, position: 'absolute' as const, top: 0, left: 0, right: 0, minHeight: ROW_HEIGHT, transform: `translateY(${item.start}px)` };
+                if (!row) {
+                  // Not read yet (scrolled past the loaded window): a placeholder of the same height.
+                  return <div key={`pending-${item.index}`} role="row" aria-rowindex={item.index + 2} aria-busy="true" className="vtable-row loading" style={{ ...style, height: ROW_HEIGHT }} />;
+                }
+                return (
+                  <div key={row.id} ref={virtual.measureElement} data-index={item.index} role="row" aria-rowindex={item.index + 2} className={`vtable-row ${rowClassName?.(row.original) ?? ''}`} style={style}>
+                    {row.getAllCells().map((cell) => (
+                      <div key={cell.id} role="cell" className={`vtable-cell ${(cell.column.columnDef as Column<Row>).meta?.className ?? ''}`}>
+                        <table.FlexRender cell={cell} />
+                      </div>
+                    ))}
+                  </div>
+                );
+              })}
+            </div>
+          )}
+        </div>
       </div>
     </div>
   );

@@ -42,17 +42,13 @@ export function defaultOrder<C extends Conversation>(rows: readonly C[]): C[] {
 }
 
 /** The columns a user can sort the list by (the header buttons). */
-export type ConversationSortColumn = 'title' | 'pinned' | 'muted' | 'last_active' | 'last_opened' | 'created';
+export type ConversationSortColumn = 'title' | 'last_active' | 'last_opened' | 'created';
 export type ListSort<Column extends string> = { id: Column; desc: boolean } | null;
 
 export function conversationSortValue(c: Conversation, column: ConversationSortColumn): string | number {
   switch (column) {
     case 'title':
       return conversationTitle(c).toLowerCase();
-    case 'pinned':
-      return Number(c.is_pinned);
-    case 'muted':
-      return Number(c.is_muted);
     case 'last_active':
       return c.last_active_at ?? 0;
     case 'last_opened':

@@ -1,0 +1,118 @@
+// The README's screenshots of the lists, made again from the built app: `npm run screenshots`.
+// Starts the app on a free port with a temporary data directory, fills it with a ward's worth of
+// conversations and files through /v1, photographs the conversations list on a phone (at the top,
+// scrolled with the header folded away, a row's actions) and on a desktop, and writes them to
+// docs/screenshots/. Debian's Chromium, as the browser tests.
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { chromium, devices } from '@playwright/test';
+
+const build = spawnSync(process.execPath, ['scripts/build.mjs', '--if-stale'], { stdio: 'inherit' });
+if (build.status !== 0) process.exit(build.status ?? 1);
+
+const port = await new Promise((resolve) => {
+  const server = net.createServer().listen(0, '127.0.0.1', () => {
+    const { port } = server.address();
+    server.close(() => resolve(port));
+  });
+});
+const token = 'readme-screenshots-token-0123456789';
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-screenshots-'));
+const app = spawn(process.execPath, ['scripts/start.mjs'], {
+  env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, PARLEY_TOKENS: `ward:${token}`, NODE_ENV: 'production' },
+  stdio: 'ignore',
+});
+const origin = `http://127.0.0.1:${port}`;
+const headers = { authorization: `Bearer ${token}` };
+
+try {
+  for (let i = 0; ; i++) {
+    if ((await fetch(`${origin}/v1/openapi.json`).catch(() => null))?.ok) break;
+    if (i > 120) throw new Error('the app did not start');
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  const send = async (method, url, body) => {
+    const r = await fetch(`${origin}${url}`, { method, headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    if (!r.ok) throw new Error(`${method} ${url}: ${r.status} ${await r.text()}`);
+    return r.json();
+  };
+  const parties = [
+    ['group', 'cardiology-ward-7-night-team'],
+    ['contact', 'amelia-hughes'],
+    ['contact', 'dr-oliver-bennett'],
+    ['group', 'discharge-planning-cardiology-ward-7-and-community-nursing'],
+    ['contact', 'nurse-station-4b'],
+    ['contact', 'pharmacy-on-call'],
+    ['group', 'radiology-reporting'],
+    ['contact', 'dr-priya-raman'],
+    ['contact', 'mohammed-al-sayed'],
+    ['group', 'wound-care-rounds'],
+    ['contact', 'physio-team-lead'],
+    ['contact', 'lab-haematology'],
+    ['contact', 'sofia-lindqvist'],
+    ['group', 'theatre-3-list'],
+    ['contact', 'gp-practice-riverside'],
+    ['contact', 'chloe-okafor'],
+    ['contact', 'dr-tom-whitfield'],
+    ['group', 'stroke-unit-handover'],
+    ['contact', 'social-work-team'],
+    ['contact', 'bed-manager'],
+  ];
+  const made = [];
+  for (const [kind, id] of parties) made.push(await send('POST', '/v1/conversations', kind === 'group' ? { group_id: id } : { contact_id: id }));
+  await send('PUT', `/v1/conversations/${made[0].id}`, { is_pinned: true });
+  await send('PUT', `/v1/conversations/${made[1].id}`, { is_pinned: true });
+  await send('PUT', `/v1/conversations/${made[6].id}`, { is_muted: true });
+  const upload = async (conversation, name, type, body) => {
+    const form = new FormData();
+    form.set('conversation_id', conversation.id);
+    form.set('file', new Blob([body], { type }), name);
+    const r = await fetch(`${origin}/v1/files`, { method: 'POST', headers, body: form });
+    if (!r.ok) throw new Error(`upload ${name}: ${r.status}`);
+  };
+  await upload(made[1], 'potassium-result.json', 'application/fhir+json', JSON.stringify({ resourceType: 'Observation', status: 'final', code: { text: 'Potassium' } }));
+  await upload(made[3], 'discharge-letter.pdf', 'application/pdf', '%PDF-1.4\n%%EOF\n');
+
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+  });
+  const out = (name) => path.join('docs', 'screenshots', name);
+  const signIn = async (page) => {
+    await page.goto(origin);
+    await page.getByLabel('Access token').fill(token);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByTestId('sync-status').getByText('All synced').waitFor({ timeout: 30_000 });
+    await page.locator('.vtable-body [role=row][data-index]').first().waitFor();
+  };
+  // Settled: the fold's animation and the throttled list reads are done.
+  const settle = (page) => page.waitForTimeout(600);
+
+  const phone = await browser.newPage({ ...devices['Pixel 7'], viewport: { width: 390, height: 844 } });
+  await signIn(phone);
+  await settle(phone);
+  await phone.screenshot({ path: out('phone-conversations.png') });
+  await phone.locator('.vtable-body').evaluate((el) => el.scrollBy(0, 240));
+  await settle(phone);
+  await phone.screenshot({ path: out('phone-conversations-folded.png') });
+  await phone.locator('.vtable-body').evaluate((el) => el.scrollTo(0, 0));
+  const more = phone.getByRole('button', { name: /^More actions for / }).first();
+  if (await more.count()) {
+    await more.click();
+    await settle(phone);
+    await phone.screenshot({ path: out('phone-row-actions.png') });
+  }
+
+  const desktop = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  await signIn(desktop);
+  await settle(desktop);
+  await desktop.screenshot({ path: out('desktop-conversations.png') });
+  await browser.close();
+  console.log(`[screenshots] written to docs/screenshots/ from ${origin}`);
+} finally {
+  app.kill();
+  fs.rmSync(dataDir, { recursive: true, force: true });
+}
