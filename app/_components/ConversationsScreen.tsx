@@ -9,7 +9,7 @@ import { conversationTitle, DEFAULT_FILTERS, type ConversationFilters, type Conv
 import { fullTime, humanTime, relativeTime } from '@/lib/view/format';
 import { idFromSearch } from '@/lib/view/search';
 import { conversationRange, readConversationWindow } from '@/lib/view/windows';
-import { useConversationActions, useOpenRowMenu } from './conversation-actions';
+import { toggleOf, useConversationActions, useOpenRowMenu } from './conversation-actions';
 import { Icon } from './Icon';
 import { NewConversation, type NewConversationRequest } from './NewConversation';
 import { hrefFor, navigate } from './router';
@@ -52,7 +52,7 @@ function ConversationSummary({ conversation: c }: { conversation: ConversationVi
     <span className="title-cell conversation-summary">
       {offset !== 0 && (
         <span className={`swipe-reveal ${offset < 0 ? 'archive' : 'pin'}`} aria-hidden="true">
-          {offset < 0 ? (c.archived_at !== null ? 'Restore' : 'Archive') : c.is_pinned ? 'Unpin' : 'Pin'}
+          {toggleOf(c, offset < 0 ? 'archive' : 'pin').label}
         </span>
       )}
       <a

@@ -33,10 +33,11 @@ export function useSwipe(onSwipe: (direction: SwipeDirection) => void) {
       if (!g || e.pointerId !== g.pointer) return;
       const dx = e.clientX - g.x;
       if (!g.swiping) {
-        // Mostly vertical first: a scroll, not ours.
-        if (Math.abs(e.clientY - g.y) > Math.abs(dx)) gesture.current = Math.abs(e.clientY - g.y) > SLOP ? null : g;
-        else g.swiping = Math.abs(dx) > SLOP;
-        if (!g.swiping) return;
+        const dy = Math.abs(e.clientY - g.y);
+        // Mostly vertical: a scroll, the browser's (it cancels the pointer too).
+        if (dy > SLOP && dy > Math.abs(dx)) gesture.current = null;
+        if (dy > Math.abs(dx) || Math.abs(dx) <= SLOP) return;
+        g.swiping = true;
       }
       setOffset(dx);
     },
