@@ -75,7 +75,7 @@ export function ConversationScreen({ id }: { id: string }) {
         </h1>
       </div>
       <div className="conversation-meta">
-        <ConversationActions conversation={conversation} withLabels onDeleted={() => navigate({ name: 'conversations' }, { replace: true })} />
+        <ConversationActions conversation={conversation} onDeleted={() => navigate({ name: 'conversations' }, { replace: true })} />
         <p>
           Created {humanTime(conversation.created_at)} · last active {humanTime(conversation.last_active_at)}
           {conversation.archived_at !== null && <> · archived {humanTime(conversation.archived_at)}</>}

@@ -3,21 +3,25 @@
 // number), through the index of the default order where the filters allow (lib/view/windows.ts),
 // at most a few times a second however fast the sync writes.
 import type { SortingState } from '@tanstack/react-table';
-import { useCallback, useState } from 'react';
+import { useCallback, useMemo, useState } from 'react';
 import type { ConversationView } from '@/lib/sync/page';
 import { conversationTitle, DEFAULT_FILTERS, type ConversationFilters, type ConversationSortColumn } from '@/lib/view/conversations';
 import { fullTime, humanTime, relativeTime } from '@/lib/view/format';
 import { idFromSearch } from '@/lib/view/search';
 import { conversationRange, readConversationWindow } from '@/lib/view/windows';
-import { ConversationActions } from './ConversationActions';
 import { FilterChips, SortSelect } from './ConversationListControls';
+import { toggleOf, useConversationActions, useOpenRowMenu } from './conversation-actions';
 import { Icon } from './Icon';
 import { NewConversation, type NewConversationRequest } from './NewConversation';
 import { hrefFor, navigate } from './router';
+import { RowActions } from './RowActions';
+import { RowMenu } from './RowMenu';
 import { useSession } from './session-context';
+import { Snackbar } from './Snackbar';
 import { SyncProgress } from './SyncProgress';
 import { useNarrow } from './useNarrow';
 import { useCollapsingHeader } from './useCollapsingHeader';
+import { useSwipe } from './useSwipe';
 import { useThrottledQuery } from './useThrottledQuery';
 import { VirtualTable, type Column } from './VirtualTable';
 import { useListWindow } from './useListWindow';
@@ -32,22 +36,41 @@ function SyncMark({ state }: { state: ConversationView['syncState'] }) {
 }
 
 /**
- * A row as a messaging app shows it, legible at 390 px: the name (ellipsised, in full in its
- * title) with what needs attention (unsynced, failed, archived) beside it, and below it the kind,
- * the last activity as a relative time, and pinned/muted marks.
+ * A row as a messaging app shows it, legible at 390 px: the whole name (wrapping onto as many
+ * lines as it needs) with what needs attention (unsynced, failed, archived) beside it, and below it the kind,
+ * the last activity as a relative time, and pinned/muted marks. By touch, swiped left it archives
+ * (or restores), right it pins (or unpins); a long press opens the row's menu.
  */
 function ConversationSummary({ conversation: c }: { conversation: ConversationView }) {
   const title = conversationTitle(c);
+  const openMenu = useOpenRowMenu();
+  const { act, alert } = useConversationActions(c, { undoable: true });
+  const { offset, handlers } = useSwipe((direction) => void act(direction === 'left' ? 'archive' : 'pin'));
   // Nothing sent in it yet: its creation is its last activity.
   const lastActive = c.last_active_at ?? c.created_at;
   return (
     <span className="title-cell conversation-summary">
+      {offset !== 0 && (
+        <span className={`swipe-reveal ${offset < 0 ? 'archive' : 'pin'}`} aria-hidden="true">
+          {toggleOf(c, offset < 0 ? 'archive' : 'pin').label}
+        </span>
+      )}
       <a
         href={hrefFor({ name: 'conversation', id: c.id })}
         title={title}
+        className={offset !== 0 ? 'swiping' : undefined}
+        style={offset !== 0 ? { transform: `translateX(${offset}px)` } : undefined}
+        {...handlers}
         onClick={(e) => {
           e.preventDefault();
           navigate({ name: 'conversation', id: c.id });
+        }}
+        // A long press by touch (Chromium fires contextmenu for it) or the keyboard's menu key; a
+        // mouse's right button keeps the browser's menu (open in a new tab…).
+        onContextMenu={(e) => {
+          if ((e.nativeEvent as PointerEvent).pointerType === 'mouse') return;
+          e.preventDefault();
+          openMenu(c);
         }}
       >
         <span className="summary-line">
@@ -82,11 +105,13 @@ function ConversationSummary({ conversation: c }: { conversation: ConversationVi
           )}
         </span>
       </a>
+      {alert}
     </span>
   );
 }
 
-const columns: Column<ConversationView>[] = [
+/** On a phone the actions column holds only "More actions". */
+const conversationColumns = (narrow: boolean): Column<ConversationView>[] => [
   {
     id: 'title',
     header: 'Contact or group',
@@ -98,7 +123,7 @@ const columns: Column<ConversationView>[] = [
   { id: 'last_active', header: 'Last active', accessorFn: (c) => c.last_active_at ?? 0, cell: ({ row }) => humanTime(row.original.last_active_at), meta: { className: 'wide-only', width: '6.5rem' } },
   { id: 'last_opened', header: 'Last opened', accessorFn: (c) => c.last_opened_at ?? 0, cell: ({ row }) => humanTime(row.original.last_opened_at), meta: { className: 'wide-only', width: '6.5rem' } },
   { id: 'created', header: 'Created', accessorFn: (c) => c.created_at, cell: ({ row }) => humanTime(row.original.created_at), meta: { className: 'wide-only', width: '6.5rem' } },
-  { id: 'actions', header: () => <span className="visually-hidden">Actions</span>, enableSorting: false, meta: { width: '11.5rem' }, cell: ({ row }) => <ConversationActions conversation={row.original} /> },
+  { id: 'actions', header: () => <span className="visually-hidden">Actions</span>, enableSorting: false, meta: { width: narrow ? '44px' : '11.5rem' }, cell: ({ row }) => <RowActions conversation={row.original} /> },
 ];
 
 export function ConversationsScreen() {
@@ -108,6 +133,7 @@ export function ConversationsScreen() {
   const [sorting, setSorting] = useState<SortingState>([]);
   const narrow = useNarrow();
   const header = useCollapsingHeader(narrow);
+  const columns = useMemo(() => conversationColumns(narrow), [narrow]);
   const set = <K extends keyof ConversationFilters>(key: K) => (value: ConversationFilters[K]) => setFilters((f) => ({ ...f, [key]: value }));
   const sort = sorting[0] ? { id: sorting[0].id as ConversationSortColumn, desc: sorting[0].desc } : null;
   const { windowStart, windowSize, onVisibleRange } = useListWindow();
@@ -181,21 +207,24 @@ export function ConversationsScreen() {
       {list === undefined ? (
         <p className="empty">Loading…</p>
       ) : (
-        <VirtualTable
-          label="Conversations"
-          rows={list.rows}
-          start={list.start}
-          total={list.total}
-          columns={columns}
-          sorting={sorting}
-          onSortingChange={onSortingChange}
-          onVisibleRange={onVisibleRange}
-          onScroll={header.onScroll}
-          onRefresh={onRefresh}
-          rowClassName={(c) => (c.syncState !== 'synced' ? `unsynced ${c.syncState}` : '')}
-          empty={anything === 0 && !offerId ? 'No conversations yet. Start one with “New conversation” above.' : noMatch}
-        />
+        <RowMenu rows={list.rows}>
+          <VirtualTable
+            label="Conversations"
+            rows={list.rows}
+            start={list.start}
+            total={list.total}
+            columns={columns}
+            sorting={sorting}
+            onSortingChange={onSortingChange}
+            onVisibleRange={onVisibleRange}
+            onScroll={header.onScroll}
+            onRefresh={onRefresh}
+            rowClassName={(c) => (c.syncState !== 'synced' ? `unsynced ${c.syncState}` : '')}
+            empty={anything === 0 && !offerId ? 'No conversations yet. Start one with “New conversation” above.' : noMatch}
+          />
+        </RowMenu>
       )}
+      <Snackbar />
     </section>
   );
 }

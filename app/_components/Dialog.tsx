@@ -5,7 +5,7 @@
 import { useEffect, useId, useRef, useState, type ReactNode } from 'react';
 import { createPortal } from 'react-dom';
 
-export function Dialog({ title, open, onClose, children }: { title: string; open: boolean; onClose(): void; children: ReactNode }) {
+export function Dialog({ title, open, onClose, children, className = '' }: { title: string; open: boolean; onClose(): void; children: ReactNode; className?: string }) {
   const ref = useRef<HTMLDialogElement>(null);
   // Unique per dialog: two can be open at once ("Sign out?" over "Sign in again").
   const titleId = useId();
@@ -19,7 +19,7 @@ export function Dialog({ title, open, onClose, children }: { title: string; open
   }, [open, host]);
   if (!host) return null;
   return createPortal(
-    <dialog ref={ref} className="dialog" aria-labelledby={titleId} onClose={onClose}>
+    <dialog ref={ref} className={`dialog ${className}`} aria-labelledby={titleId} onClose={onClose}>
       {open && (
         <>
           <h2 id={titleId}>{title}</h2>

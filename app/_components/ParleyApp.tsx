@@ -23,6 +23,7 @@ import { Dialog } from './Dialog';
 import { MirrorNotice } from './MirrorNotice';
 import { loadNewConversationForm } from './NewConversation';
 import { prefetchWhenIdle } from './preload';
+import { loadRowMenuSheet } from './RowMenu';
 import { hrefFor, navigate, useRoute, type Route } from './router';
 import { SessionContext, type Session } from './session-context';
 import { SignIn } from './SignIn';
@@ -119,7 +120,7 @@ function SignedIn({
       (c) => {
         if (cancelled) return c.close();
         setConnection((current = c));
-        const preloaded = prefetchWhenIdle([loadConversationScreen, loadFilesScreen, loadFileScreen, loadClientModule, loadNewConversationForm, loadFailedChanges]);
+        const preloaded = prefetchWhenIdle([loadConversationScreen, loadFilesScreen, loadFileScreen, loadClientModule, loadNewConversationForm, loadFailedChanges, loadRowMenuSheet]);
         // Benchmarks and browser tests drive the same client and worker the UI uses.
         if (window.localStorage.getItem('parley:expose') === '1') Object.assign(window, { parley: c, parleyPreloaded: preloaded });
         // Through the worker: on the page the check would load zod with the first screen.

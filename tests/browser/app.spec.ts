@@ -1,5 +1,5 @@
 import { expect, test } from '@playwright/test';
-import { api, expectAllSynced, openConversation, signIn, unique, waitForServiceWorker } from './helpers';
+import { api, expectAllSynced, openConversation, rowMenuAction, signIn, unique, waitForServiceWorker } from './helpers';
 
 test('opening a conversation records last_opened_at on the server', async ({ page, request }, info) => {
   const server = await api(request, info);
@@ -42,7 +42,7 @@ test('sign-out names unsynced changes, then clears the local data', async ({ pag
   await expect(page.getByRole('link', { name: new RegExp(contact) })).toBeVisible();
 
   await context.setOffline(true);
-  await page.getByRole('button', { name: `Pin ${contact}` }).click();
+  await rowMenuAction(page, contact, 'Pin');
   await page.getByRole('button', { name: 'Sign out' }).click();
   const dialog = page.getByRole('dialog', { name: 'Sign out?' });
   await expect(dialog).toContainText('1 change has not reached the server');

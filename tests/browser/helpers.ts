@@ -90,6 +90,20 @@ export async function openConversation(page: Page, title: string) {
   await expect(page.getByRole('heading', { level: 1, name: new RegExp(title) })).toBeVisible();
 }
 
+/** A conversation's row in the list. */
+export function conversationRow(page: Page, title: string) {
+  return page.getByRole('table', { name: 'Conversations' }).getByRole('row').filter({ has: page.getByRole('link', { name: new RegExp(title) }) });
+}
+
+/**
+ * One of a row's actions, from its menu ("More actions": on a phone the only button on a row; delete
+ * is only ever there): `choice` is the menu's button, e.g. 'Pin', 'Unmute', 'Delete…'.
+ */
+export async function rowMenuAction(page: Page, title: string, choice: string) {
+  await page.getByRole('button', { name: `More actions for ${title}` }).click();
+  await page.getByRole('dialog', { name: title }).getByRole('button', { name: choice, exact: true }).click();
+}
+
 export async function screenshot(page: Page, info: TestInfo, name: string) {
   // Kept as artifacts: test-results/screenshots/<viewport>-<screen>.png
   await page.screenshot({ path: path.join('test-results', 'screenshots', `${info.project.name}-${name}.png`) });

@@ -2,7 +2,7 @@
 // other with nobody touching it — carried by the change feed's live stream, which the other's sync
 // worker holds open (its periodic sync is a minute away, and then only a slow safety net).
 import { expect, test } from '@playwright/test';
-import { api, signIn, unique } from './helpers';
+import { api, conversationRow, rowMenuAction, signIn, unique } from './helpers';
 
 test('a change in one browser appears in another signed in as the same user, without any interaction', async ({ browser, request }, info) => {
   const server = await api(request, info);
@@ -17,13 +17,14 @@ test('a change in one browser appears in another signed in as the same user, wit
     });
     await signIn(a!, info);
     await signIn(b!, info);
-    await expect(b!.getByRole('button', { name: `Pin ${contact}` })).toBeVisible();
+    await expect(conversationRow(b!, contact)).toBeVisible();
+    await expect(conversationRow(b!, contact).getByTitle('Pinned', { exact: true })).toHaveCount(0);
     await expect.poll(() => streams.length).toBeGreaterThan(0); // B's worker holds the stream open
 
-    await a!.getByRole('button', { name: `Pin ${contact}` }).click();
-    await expect(a!.getByRole('button', { name: `Unpin ${contact}` })).toBeVisible();
+    await rowMenuAction(a!, contact, 'Pin');
+    await expect(conversationRow(a!, contact).getByTitle('Pinned', { exact: true })).toBeVisible();
     // B: nobody touches it. The row changes (well before B's periodic sync could have run).
-    await expect(b!.getByRole('button', { name: `Unpin ${contact}` })).toBeVisible({ timeout: 20_000 });
+    await expect(conversationRow(b!, contact).getByTitle('Pinned', { exact: true })).toBeVisible({ timeout: 20_000 });
 
     // And the other way round, a new conversation this time.
     const other = unique('live-new');

@@ -3,7 +3,7 @@
 // and actions whose failure is shown where the user is looking.
 import { expect, test, type BrowserContext, type Locator, type Page } from '@playwright/test';
 import { E2E_TOKENS } from '../../playwright.config';
-import { accessibilityViolations, api, base, expectAllSynced, openConversation, signIn, unique, userFor } from './helpers';
+import { accessibilityViolations, api, base, conversationRow, expectAllSynced, openConversation, rowMenuAction, signIn, unique, userFor } from './helpers';
 
 // Only so that axe can be injected (the app's CSP refuses inline scripts, as it should).
 test.use({ bypassCSP: true });
@@ -59,7 +59,8 @@ test('delete confirmations show all their text, in the list and in Files', async
   await server.upload(conversation.id, 'discharge-letter-for-the-general-practitioner.pdf', '%PDF-1.4 letter');
   await signIn(page, info);
 
-  await page.getByRole('button', { name: `Delete ${contact}` }).click();
+  // Delete is never on a row: it is in the row's menu, and asks first.
+  await rowMenuAction(page, contact, 'Delete…');
   const deleteConversation = page.getByRole('dialog', { name: `Delete “${contact}”?` });
   await expect(deleteConversation.getByText('Deleting is permanent', { exact: false })).toBeVisible();
   await expectDialogTextWhole(page, deleteConversation);
@@ -122,7 +123,7 @@ test('conversation rows: name, kind, last activity, pinned first and marked, mut
 
   // A change not yet sent: the row says so, and the badge is whole.
   await holdNetwork(context);
-  await page.getByRole('button', { name: `Mute ${longContact}` }).click();
+  await rowMenuAction(page, longContact, 'Mute');
   const badge = rowOf(longContact).getByText('unsynced', { exact: true });
   await expect(badge).toBeVisible();
   // Laid out as a box of its own (a flex item), and its text fits in it: never "unsy…".
@@ -200,11 +201,13 @@ test('a refused action is shown where the user is looking', async ({ page, reque
   // A device whose clock is far off (past the year 9999): the client refuses the archive time it
   // would send, as the server would. The refusal must reach the user, on the row they tapped.
   await page.clock.setFixedTime(new Date('+010000-01-01T00:00:00Z'));
-  await page.getByRole('button', { name: `Archive ${contact}` }).click();
+  await rowMenuAction(page, contact, 'Archive');
   const toast = failureAlert(page);
   await expect(toast).toContainText(`Couldn’t archive “${contact}”:`);
   await expect(toast).toBeInViewport();
-  await expect(page.getByRole('button', { name: `Archive ${contact}` })).toBeVisible(); // not archived
+  // Not archived: still in the list (which leaves archived ones out), not marked.
+  await expect(conversationRow(page, contact)).toBeVisible();
+  await expect(conversationRow(page, contact).getByText('archived', { exact: true })).toHaveCount(0);
   expect(await accessibilityViolations(page)).toEqual([]);
   await toast.getByRole('button', { name: 'Dismiss' }).click();
   await expect(toast).toHaveCount(0);

@@ -81,7 +81,7 @@ test('10,000 conversations: first-sync progress, windowed rows, no whole-table r
     for (const key of Object.keys(reads)) delete reads[key];
   });
   expect((await request.put(`${base}/v1/conversations/${target.id}`, { headers: auth, data: { is_pinned: true } })).status()).toBe(200);
-  await expect(table.locator('[aria-rowindex="2"]').getByRole('button', { name: `Unpin ${target.contact_id}` })).toBeVisible({ timeout: 30_000 });
+  await expect(table.locator('[aria-rowindex="2"]').filter({ has: page.getByRole('link', { name: target.contact_id }) }).getByTitle('Pinned', { exact: true })).toBeVisible({ timeout: 30_000 });
   const reads = await page.evaluate(() => (window as unknown as { __idbReads: Record<string, number> }).__idbReads);
   console.log(`[10k] conversation rows the page read to follow one sync commit: ${reads.conversations ?? 0}`);
   // A few windows of at most 200 rows (the screen re-reads at most 4 times a second), never the 10,000.
