@@ -189,7 +189,7 @@ export function ConversationsScreen() {
               <input
                 id="filter-text"
                 type="search"
-                placeholder="Search contacts and groups"
+                placeholder="Contact or group"
                 autoCapitalize="off"
                 autoCorrect="off"
                 spellCheck={false}

@@ -10,9 +10,11 @@ import { accessibilityViolations, api, expectAllSynced, openConversation, signIn
  * Ceiling on the first screen's JavaScript, gzipped. The issue's target is 150 KiB; what is left
  * above it is React + Next's app router (~132 KiB) and Dexie (~30 KiB), see docs/performance.md.
  * This guards what was won (244 → ~201 KiB): zod, the sync engine and the secondary screens stay
- * off the first screen.
+ * off the first screen. Issue 21's list (filter chips, named orders, the folding header, pull to
+ * refresh, the row menu's button, swipes and Undo) added 2.8 KiB (203.8 → 206.6); the row menu's
+ * sheet and the delete confirmation load on first use.
  */
-const FIRST_LOAD_BUDGET_KIB = 205;
+const FIRST_LOAD_BUDGET_KIB = 208;
 
 
 
