@@ -9,7 +9,7 @@
 // header folds away) and, on touch, a pull down from its top asks for a sync (`onRefresh`).
 import { rowSortingFeature, tableFeatures, useTable, type ColumnDef, type SortingState } from '@tanstack/react-table';
 import { useVirtualizer } from '@tanstack/react-virtual';
-import { useEffect, useRef, type ReactNode } from 'react';
+import { useCallback, useEffect, useRef, type ReactNode } from 'react';
 import { useNarrow } from './useNarrow';
 import { PullToRefresh } from './PullToRefresh';
 
@@ -67,10 +67,14 @@ export function VirtualTable<Row extends { id: string }>({
   });
   const model = table.getRowModel().rows;
   const scroller = useRef<HTMLDivElement>(null);
+  // Measured sizes belong to a row, not to a place in the list: when rows move (a pin, a new
+  // order, a search), a row keeps its height and the one now in its place is not given it.
+  const getItemKey = useCallback((index: number) => rows[index - start]?.id ?? `at-${index}`, [rows, start]);
   const virtual = useVirtualizer({
     count: total,
     getScrollElement: () => scroller.current,
     estimateSize: () => ROW_HEIGHT,
+    getItemKey,
     overscan: OVERSCAN,
   });
   const items = virtual.getVirtualItems();
