@@ -75,6 +75,15 @@ export function VirtualTable<Row extends { id: string }>({
     getScrollElement: () => scroller.current,
     estimateSize: () => ROW_HEIGHT,
     getItemKey,
+    // A row's height comes from the ResizeObserver's entry (read after the browser's own layout),
+    // never from offsetHeight in a ref callback: that forces a layout in the middle of React's
+    // commit, row after row, and tripled the first screen's blocking time. Until its entry
+    // arrives, a row keeps the height it had (or the estimate).
+    measureElement: (element, entry, instance) => {
+      const box = entry?.borderBoxSize?.[0];
+      if (box) return Math.round(box.blockSize);
+      return instance.itemSizeCache.get(instance.options.getItemKey(instance.indexFromElement(element))) ?? ROW_HEIGHT;
+    },
     overscan: OVERSCAN,
   });
   const items = virtual.getVirtualItems();
