@@ -139,6 +139,33 @@ test('Undo after a pin from the row (its button on a desktop, its menu on a phon
   expect((await server.get(`/v1/conversations/${conversation.id}`)).body.is_pinned).toBe(false);
 });
 
+test('the snackbar goes after about 6 s, but not while it is pointed at', async ({ page, request }, info) => {
+  const server = await api(request, info);
+  const contact = unique('undo-time');
+  await server.createConversation(contact);
+  await page.clock.install();
+  await signIn(page, info);
+  await listOf(page, contact);
+  const act = (label: 'Mute' | 'Unmute') =>
+    info.project.name === 'phone' ? rowMenuAction(page, contact, label) : conversationRow(page, contact).getByRole('button', { name: `${label} ${contact}` }).click();
+  await act('Mute');
+  await expect(snackbar(page)).toContainText(`Muted ‘${contact}’`);
+  await page.clock.runFor(4_000);
+  await expect(snackbar(page)).toHaveCount(1);
+  await page.clock.runFor(2_500);
+  await expect(snackbar(page)).toHaveCount(0);
+  // Pointed at, it stays (time to reach it); let go, its 6 s start again.
+  await act('Unmute');
+  await expect(snackbar(page)).toContainText(`Unmuted ‘${contact}’`);
+  await snackbar(page).hover();
+  await page.clock.runFor(10_000);
+  await expect(snackbar(page)).toHaveCount(1);
+  await page.mouse.move(0, 0);
+  await page.clock.runFor(6_500);
+  await expect(snackbar(page)).toHaveCount(0);
+  await expectAllSynced(page);
+});
+
 test.describe('by touch', () => {
   // The phone has a touch screen; so, here, does the desktop (a touch-screen laptop swipes too).
   test.use({ hasTouch: true });
