@@ -16,7 +16,7 @@ import { NewConversation, type NewConversationRequest } from './NewConversation'
 import { hrefFor, navigate } from './router';
 import { RowActions } from './RowActions';
 import { RowMenu } from './RowMenu';
-import { useSession } from './session-context';
+import { useSession, useSyncNow } from './session-context';
 import { Snackbar } from './Snackbar';
 import { SyncProgress } from './SyncProgress';
 import { useNarrow } from './useNarrow';
@@ -151,7 +151,7 @@ export function ConversationsScreen() {
   const anything = useThrottledQuery(db, ['conversations'], () => db.conversations.limit(1).count(), [], 1_000);
   const onSortingChange = useCallback((next: SortingState) => setSorting(next), []);
   // Pull to refresh is "Sync now".
-  const onRefresh = useCallback(() => connection.worker.syncNow(), [connection]);
+  const onRefresh = useSyncNow();
   const [request, setRequest] = useState<NewConversationRequest | null>(null);
   const requestTaken = useCallback(() => setRequest(null), []);
   // No match is not a dead end: start a conversation with what was typed, or show everything.

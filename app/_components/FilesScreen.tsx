@@ -8,7 +8,7 @@ import { countOf, groupedNumber, humanSize, humanTime, humanType, relativeTime }
 import { readFileWindow, type FileFamily, type FileFilters, type FileRow, type FileSortColumn } from '@/lib/view/windows';
 import { FileActions, FileLink } from './FileActions';
 import { navigate } from './router';
-import { useSession } from './session-context';
+import { useSession, useSyncNow } from './session-context';
 import { SyncProgress } from './SyncProgress';
 import { UploadProgressMark } from './UploadProgress';
 import { useCollapsingHeader } from './useCollapsingHeader';
@@ -112,7 +112,7 @@ export function FilesScreen({ conversationId }: { conversationId?: string }) {
   const onSortingChange = useCallback((next: SortingState) => setSorting(next), []);
   const header = useCollapsingHeader(useNarrow());
   // Pull to refresh is "Sync now".
-  const onRefresh = useCallback(() => connection.worker.syncNow(), [connection]);
+  const onRefresh = useSyncNow();
   const shown = list?.total;
   const count = all === undefined || shown === undefined ? '' : shown === all ? countOf(all, 'file') : `${groupedNumber(shown)} of ${countOf(all, 'file')}`;
 

@@ -7,7 +7,7 @@ import { readSyncStatus, statusLabel, type SyncStatus } from '@/lib/sync/page';
 import { groupedNumber, relativeTime } from '@/lib/view/format';
 import { Dialog } from './Dialog';
 import { SignIn } from './SignIn';
-import { useSession } from './session-context';
+import { useSession, useSyncNow } from './session-context';
 import { UploadProgressSummary } from './UploadProgress';
 
 // The list loads when the dialog first opens (and once the first screen is idle: ParleyApp's
@@ -31,7 +31,8 @@ export function useSyncStatus(): SyncStatus | undefined {
 }
 
 export function StatusBar() {
-  const { connection, signInAgain, signOut } = useSession();
+  const { signInAgain, signOut } = useSession();
+  const syncNow = useSyncNow();
   const status = useSyncStatus();
   const [showFailed, setShowFailed] = useState(false);
   // "Last synced 2 min ago" ages: this bar renders again now and then, not the screen.
@@ -74,7 +75,7 @@ export function StatusBar() {
           {groupedNumber(failed.length)} failed
         </button>
       )}
-      <button type="button" className="icon-button" aria-label="Sync now" title="Sync now" onClick={() => void connection.worker.syncNow()}>
+      <button type="button" className="icon-button" aria-label="Sync now" title="Sync now" onClick={() => void syncNow()}>
         ↻
       </button>
       {status.needsSignIn && (

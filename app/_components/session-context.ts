@@ -1,5 +1,5 @@
 'use client';
-import { createContext, useContext } from 'react';
+import { createContext, useCallback, useContext } from 'react';
 import type { SyncConnection } from '@/lib/sync/page';
 
 export interface Session {
@@ -18,4 +18,10 @@ export function useSession(): Session {
   const session = useContext(SessionContext);
   if (!session) throw new Error('useSession outside a signed-in session');
   return session;
+}
+
+/** "Sync now", as the status bar's button and a list's pull to refresh ask for it. */
+export function useSyncNow(): () => Promise<unknown> {
+  const { connection } = useSession();
+  return useCallback(() => connection.worker.syncNow(), [connection]);
 }
