@@ -25,6 +25,8 @@ export type ProxyConfig = Pick<
 export interface ProxyOptions {
   /** Resumable uploads staged here (lib/proxy/uploads.ts): how deliveries upstream are retried. */
   uploadRetry?: StagingSettings['retry'];
+  /** How long a request waits for an upload's delivery before it is answered 503 (uploads.ts). */
+  uploadAnswerWithinMs?: number;
 }
 
 export interface UpstreamCheck {
@@ -80,6 +82,7 @@ export function createProxy(config: ProxyConfig, log: Logger = console, options:
           upstreamToken: config.upstreamToken,
           basePath,
           retry: options.uploadRetry,
+          answerWithinMs: options.uploadAnswerWithinMs,
         },
         upstream,
         log,

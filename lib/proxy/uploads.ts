@@ -12,6 +12,20 @@
 // as the completion's answer and (except 401: another token of the user may still finish it) ends
 // the upload and removes its bytes.
 //
+// Exactly once, also when the upstream ignores Idempotency-Key (the brief's contract has none):
+// a repeat of a POST whose answer was lost would make a second file there. So before any POST
+// after the first, the delivery looks upstream for the file an earlier one made (delivered.ts:
+// a snapshot of the target's newest file before the first POST, then the files made since), and
+// takes it instead of sending again. What it knows (the snapshot, "a POST went out", the file
+// once known) is kept in the staging database, so a restarted proxy goes on from there.
+//
+// Never a hanging answer: the delivery runs on its own (one per upload, however many requests
+// ask), and the request that stored the last byte waits for it at most `answerWithinMs`. Past
+// that it is answered 503 with Retry-After; the upload and its bytes stay, the delivery goes on,
+// and the upload becomes finished when it succeeds. A later HEAD (or a repeat of the last
+// request) tells the file, or waits its own `answerWithinMs` for it, or, after a restart, begins
+// the delivery again.
+//
 // Who the user is: the upstream's answer to the token — GET /v1/me where the upstream has it;
 // otherwise (404/405) the token is checked with GET /v1/conversations?limit=1 and the user is the
 // SHA-256 of the Authorization the upstream gets. Checks made before any byte is accepted: the
@@ -38,6 +52,7 @@ import { inTransaction } from '../api/storage/transaction';
 import type { ApiReply, ApiRequest } from '../api/http/exchange';
 import type { ReceivedUpload } from '../api/http/upload';
 import { discardBody, TUS_EXTENSIONS, TUS_VERSION, TusUploads, type StagedUpload, type UploadCompletion } from '../api/http/tus';
+import { findDelivered, ListingRefused, takeSnapshot, type DeliveryTarget, type Lister } from './delivered';
 import { forwardRequestHeaders } from './headers';
 import { UpstreamError, type Upstream } from './upstream';
 
@@ -51,7 +66,12 @@ export interface StagingSettings {
   basePath: string;
   /** Delivery retries: the first wait, and the most a wait grows to (doubling, with jitter). */
   retry?: { firstMs: number; maxMs: number };
+  /** How long a request waits for a delivery before it is answered 503 (default ANSWER_WITHIN_MS). */
+  answerWithinMs?: number;
 }
+
+/** A client is answered within this, whatever the upstream does (the delivery goes on). */
+export const ANSWER_WITHIN_MS = 8_000;
 
 type Logger = Pick<Console, 'log' | 'error'>;
 
@@ -81,10 +101,31 @@ class UpstreamAnswer extends Error {
 interface Opened {
   uploads: TusUploads;
   db: Db;
+  /** A pass of the blob deletion queue (chunks of finished or removed uploads). */
+  drain(): Promise<unknown>;
   close(): Promise<void>;
 }
 
-type StagingDb = Kysely<{ proxy_uploads: { upload_id: string; idempotency_key: string } }>;
+/** What a delivery knows, kept across restarts (delivered.ts). */
+interface DeliveryRow {
+  upload_id: string;
+  /** 1 once the snapshot was taken (newest_file_id and server_time may be null). */
+  snapshot: number;
+  newest_file_id: string | null;
+  server_time: number | null;
+  /** 1 once a POST went out: its answer may have been lost with the file made. */
+  sent: number;
+  /** The upstream's file, once known. */
+  file_id: string | null;
+}
+
+type StagingDb = Kysely<{
+  proxy_uploads: { upload_id: string; idempotency_key: string };
+  proxy_deliveries: DeliveryRow;
+  uploads: { id: string; file_id: string | null; upload_offset: number; upload_length: number; writer: string | null; writer_until: number | null; expires_at: number };
+  upload_chunks: { upload_id: string };
+}>;
+const staging = (db: Db) => db as unknown as StagingDb;
 
 export class UploadStaging implements UploadCompletion {
   /** Where the staged uploads are (their SQLite database and their chunks). */
@@ -97,6 +138,11 @@ export class UploadStaging implements UploadCompletion {
   /** Resolves when closing starts: deliveries under way give up (the upload stays staged). */
   private readonly stopping: Promise<void>;
   private stop!: () => void;
+  private readonly answerWithinMs: number;
+  /** Deliveries under way, by upload id: every request about that upload waits for the same one. */
+  private readonly deliveries = new Map<string, Promise<string>>();
+  /** Deliveries that could be mistaken for each other (user, name, size) go one after another. */
+  private readonly turns = new Map<string, Promise<unknown>>();
 
   constructor(
     private readonly settings: StagingSettings,
@@ -105,6 +151,7 @@ export class UploadStaging implements UploadCompletion {
   ) {
     this.dir = path.join(settings.dataDir, 'proxy-uploads');
     this.retry = settings.retry ?? { firstMs: 250, maxMs: 15_000 };
+    this.answerWithinMs = settings.answerWithinMs ?? ANSWER_WITHIN_MS;
     this.stopping = new Promise<void>((resolve) => (this.stop = resolve));
   }
 
@@ -189,11 +236,96 @@ export class UploadStaging implements UploadCompletion {
   }
 
   async complete(staged: StagedUpload, request: ApiRequest): Promise<string> {
+    const fileId = await this.answerWithin(this.delivery(staged, request));
     const { db } = await this.open();
-    const kept = await (db as unknown as StagingDb).selectFrom('proxy_uploads').select('idempotency_key').where('upload_id', '=', staged.row.id).executeTakeFirst();
-    let fileId: string;
     try {
-      fileId = await this.deliver(db, staged, kept?.idempotency_key ?? staged.row.id, request);
+      await inTransaction(db, (trx) => staged.finish(trx, fileId));
+    } catch (error) {
+      // Finished meanwhile by the delivery itself (no request was waiting when it succeeded).
+      const row = await staging(db).selectFrom('uploads').select('file_id').where('id', '=', staged.row.id).executeTakeFirst();
+      if (row?.file_id !== fileId) throw error;
+    }
+    return fileId;
+  }
+
+  /** The upload's delivery: the one under way, or a new one (run in its turn, tracked until it ends). */
+  private delivery(staged: StagedUpload, request: ApiRequest): Promise<string> {
+    const { id } = staged.row;
+    const running = this.deliveries.get(id);
+    if (running) return running;
+    const turn = `${staged.row.user_id}\n${staged.row.filename}\n${staged.row.upload_length}`;
+    const previous = this.turns.get(turn) ?? Promise.resolve();
+    const delivery = previous.catch(() => {}).then(() => this.deliverOnce(staged, request));
+    const settled = delivery.catch(() => {});
+    this.turns.set(turn, settled);
+    this.deliveries.set(id, delivery);
+    const tracked = delivery
+      .then((fileId) => this.finishUnattended(id, fileId))
+      .catch((error: unknown) => {
+        if (!(error instanceof UpstreamAnswer || error instanceof ApiError)) this.log.error(`[parley] proxy: delivering upload ${id} upstream failed:`, error);
+      })
+      .finally(() => {
+        if (this.deliveries.get(id) === delivery) this.deliveries.delete(id);
+        if (this.turns.get(turn) === settled) this.turns.delete(turn);
+        this.inFlight.delete(tracked);
+      });
+    this.inFlight.add(tracked);
+    return delivery;
+  }
+
+  /** The delivery's file id, if it comes within answerWithinMs; else 503 (the delivery goes on). */
+  private async answerWithin(delivery: Promise<string>): Promise<string> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () =>
+          reject(
+            new ApiError(
+              'service_unavailable',
+              'The upstream service has not taken this upload yet. Its bytes are kept and the proxy goes on delivering it: ask again (HEAD) after Retry-After',
+              undefined,
+              {},
+              { 'Retry-After': String(Math.max(1, Math.ceil(this.answerWithinMs / 1000))) },
+            ),
+          ),
+        this.answerWithinMs,
+      );
+    });
+    try {
+      return await Promise.race([delivery, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /**
+   * A delivery succeeded: the upload is finished with its file unless a request holding the
+   * upload's lease is there to do it (it waits for the same delivery and finishes it itself).
+   */
+  private async finishUnattended(id: string, fileId: string): Promise<void> {
+    const { db, drain } = await this.open();
+    const finished = await inTransaction(db, async (trx) => {
+      const done = await staging(trx)
+        .updateTable('uploads')
+        .set((eb) => ({ file_id: fileId, upload_offset: eb.ref('upload_length'), expires_at: Math.floor(Date.now() / 1000) + this.settings.uploads.expirySeconds }))
+        .where('id', '=', id)
+        .where('file_id', 'is', null)
+        .where((eb) => eb.or([eb('writer', 'is', null), eb('writer_until', '<', Date.now())]))
+        .returning('id')
+        .executeTakeFirst();
+      // Their blobs are queued for removal by trigger, in this transaction.
+      if (done) await staging(trx).deleteFrom('upload_chunks').where('upload_id', '=', id).execute();
+      return done !== undefined;
+    });
+    if (finished) await drain();
+  }
+
+  /** Delivers the upload once; a final answer other than 401 ends the upload (its bytes go). */
+  private async deliverOnce(staged: StagedUpload, request: ApiRequest): Promise<string> {
+    const { db } = await this.open();
+    const kept = await staging(db).selectFrom('proxy_uploads').select('idempotency_key').where('upload_id', '=', staged.row.id).executeTakeFirst();
+    try {
+      return await this.deliver(db, staged, kept?.idempotency_key ?? staged.row.id, request);
     } catch (error) {
       // Final: the upload can never become this file. A refused token is not the upload's fault.
       if (error instanceof UpstreamAnswer && error.status !== 401) {
@@ -201,8 +333,6 @@ export class UploadStaging implements UploadCompletion {
       }
       throw error;
     }
-    await inTransaction(db, (trx) => staged.finish(trx, fileId));
-    return fileId;
   }
 
   // ---- the upstream ----
@@ -227,12 +357,12 @@ export class UploadStaging implements UploadCompletion {
     return headers;
   }
 
-  /** One bodyless GET upstream with the request's token; its status and (small) text. */
-  private async ask(request: ApiRequest, target: string): Promise<{ status: number; text: string }> {
+  /** One bodyless GET upstream with the request's token; its status, (small) text and Date. */
+  private async ask(request: ApiRequest, target: string): Promise<{ status: number; text: string; date: string | null }> {
     this.authorization(request);
     try {
       const { response } = await this.upstream.send({ method: 'GET', path: this.settings.basePath + target, headers: this.headersFor(request), body: null });
-      return { status: response.statusCode ?? 502, text: await readText(response) };
+      return { status: response.statusCode ?? 502, text: await readText(response), date: response.headers.date ?? null };
     } catch (error) {
       if (error instanceof UpstreamError) throw new ApiError(error.kind === 'timeout' ? 'upstream_timeout' : 'upstream_unavailable', error.message);
       throw new ApiError('upstream_unavailable', 'The upstream service broke off its answer');
@@ -257,9 +387,19 @@ export class UploadStaging implements UploadCompletion {
     return `token:${createHash('sha256').update(authorization).digest('hex')}`;
   }
 
-  /** POST /v1/files upstream, from the staged bytes, until the upstream answers. Returns the file id. */
+  /**
+   * POST /v1/files upstream, from the staged bytes, until the upstream answers — looking first
+   * for the file an earlier POST of this delivery may have made (delivered.ts). Returns the file id.
+   */
   private async deliver(db: Db, staged: StagedUpload, idempotencyKey: string, request: ApiRequest): Promise<string> {
     const { row } = staged;
+    const target: DeliveryTarget = { conversationId: row.conversation_id, messageId: row.message_id, filename: row.filename, size: row.upload_length };
+    const list: Lister = async (target) => {
+      const answer = await this.unlessStopping(this.ask(request, target));
+      if (answer.status === 401) throw new UpstreamAnswer(401, 'application/json; charset=utf-8', answer.text);
+      return answer;
+    };
+    const state = await this.deliveryState(db, row.id);
     const boundary = `parley-${newId(24)}`;
     const [field, value] = row.conversation_id !== null ? ['conversation_id', row.conversation_id] : ['message_id', row.message_id!];
     // The declared type only when it is a plain header value; otherwise none (the upstream sniffs).
@@ -280,23 +420,46 @@ export class UploadStaging implements UploadCompletion {
       // Terminated (DELETE) while the delivery was being retried: its bytes are gone, and so is
       // the reason to deliver it. The request that was completing it answers as for a missing upload.
       if (attempt > 1 && (await sql`select id from uploads where id = ${row.id}`.execute(db)).rows.length === 0) throw notFound('upload');
-      const body = Readable.from(
-        (async function* () {
-          yield head;
-          yield* staged.bytes();
-          yield tail;
-        })(),
-        { objectMode: false },
-      );
       let why: string;
       let retryAfterMs = 0;
+      let body: Readable | null = null;
       try {
-        const { response } = await this.unlessStopping(this.upstream.send({ method: 'POST', path: `${this.settings.basePath}/v1/files`, headers, body }));
+        if (state.file_id !== null) return state.file_id;
+        if (state.snapshot === 0) {
+          const snapshot = await takeSnapshot(list, target);
+          await this.noteDelivery(db, row.id, { snapshot: 1, newest_file_id: snapshot.newestFileId, server_time: snapshot.serverTime });
+          Object.assign(state, { snapshot: 1, newest_file_id: snapshot.newestFileId, server_time: snapshot.serverTime });
+        }
+        if (state.sent === 1) {
+          // A POST went out whose answer never came (or came as a failure it may not mean): the
+          // file may be there already. Never send it twice.
+          const found = await findDelivered(list, target, { newestFileId: state.newest_file_id, serverTime: state.server_time }, (id) => this.claimed(db, row.id, id));
+          if (found !== null) {
+            await this.noteDelivery(db, row.id, { file_id: found });
+            return found;
+          }
+        } else {
+          await this.noteDelivery(db, row.id, { sent: 1 });
+          state.sent = 1;
+        }
+        const sending = Readable.from(
+          (async function* () {
+            yield head;
+            yield* staged.bytes();
+            yield tail;
+          })(),
+          { objectMode: false },
+        );
+        body = sending;
+        const { response } = await this.unlessStopping(this.upstream.send({ method: 'POST', path: `${this.settings.basePath}/v1/files`, headers, body: sending }));
         const status = response.statusCode ?? 502;
         const text = await this.unlessStopping(readText(response));
         if (status >= 200 && status < 300) {
           const id = parseJson(text)?.id;
-          if (typeof id === 'string' && ID_PATTERN.test(id)) return id;
+          if (typeof id === 'string' && ID_PATTERN.test(id)) {
+            await this.noteDelivery(db, row.id, { file_id: id });
+            return id;
+          }
           throw new UpstreamAnswer(502, 'application/json; charset=utf-8', JSON.stringify(upstreamRefused(status).body()));
         }
         const code = parseJson(text)?.code;
@@ -306,15 +469,47 @@ export class UploadStaging implements UploadCompletion {
         const after = Number(response.headers['retry-after']);
         if (Number.isFinite(after) && after > 0) retryAfterMs = Math.min(after * 1000, this.retry.maxMs);
       } catch (error) {
-        body.destroy();
-        if (error instanceof UpstreamAnswer || error instanceof ApiError) throw error;
-        why = error instanceof UpstreamError ? `${error.kind}: ${error.detail}` : `the answer broke off (${String(error)})`;
+        body?.destroy();
+        if (error instanceof UpstreamAnswer || error instanceof ApiError) {
+          // Asking where the file stands failed: as a failed attempt, unless the upstream said
+          // something final about the target (its conversation gone: 404).
+          const passing = error instanceof ApiError && (error.code === 'upstream_unavailable' || error.code === 'upstream_timeout');
+          if (!passing) throw error;
+          why = error.message;
+        } else if (error instanceof ListingRefused) {
+          const retryable = error.status >= 500 || error.status === 408 || error.status === 429;
+          if (!retryable) throw new UpstreamAnswer(error.status, 'application/json; charset=utf-8', error.text);
+          why = `listing files: HTTP ${error.status}`;
+        } else {
+          why = error instanceof UpstreamError ? `${error.kind}: ${error.detail}` : `the answer broke off (${String(error)})`;
+        }
       }
       const wait = Math.max(retryAfterMs, Math.min(this.retry.maxMs, this.retry.firstMs * 2 ** Math.min(attempt - 1, 20)) * (0.5 + Math.random() / 2));
       this.log.error(`[parley] proxy: delivering upload ${row.id} upstream (attempt ${attempt}): ${why}; again in ${Math.round(wait)} ms`);
       let timer: NodeJS.Timeout | undefined;
       await this.unlessStopping(new Promise((resolve) => (timer = setTimeout(resolve, wait)))).finally(() => clearTimeout(timer));
     }
+  }
+
+  /** What this upload's delivery knows so far (a new row when it has not begun). */
+  private async deliveryState(db: Db, uploadId: string): Promise<DeliveryRow> {
+    const found = await staging(db).selectFrom('proxy_deliveries').selectAll().where('upload_id', '=', uploadId).executeTakeFirst();
+    if (found) return found;
+    const fresh: DeliveryRow = { upload_id: uploadId, snapshot: 0, newest_file_id: null, server_time: null, sent: 0, file_id: null };
+    await staging(db).insertInto('proxy_deliveries').values(fresh).onConflict((oc) => oc.column('upload_id').doNothing()).execute();
+    return fresh;
+  }
+
+  private async noteDelivery(db: Db, uploadId: string, change: Partial<Omit<DeliveryRow, 'upload_id'>>): Promise<void> {
+    await staging(db).updateTable('proxy_deliveries').set(change).where('upload_id', '=', uploadId).execute();
+  }
+
+  /** Whether another staged upload already has `fileId` as its file (delivered.ts: not ours then). */
+  private async claimed(db: Db, uploadId: string, fileId: string): Promise<boolean> {
+    const byUpload = await staging(db).selectFrom('uploads').select('id').where('file_id', '=', fileId).where('id', '!=', uploadId).executeTakeFirst();
+    if (byUpload) return true;
+    const byDelivery = await staging(db).selectFrom('proxy_deliveries').select('upload_id').where('file_id', '=', fileId).where('upload_id', '!=', uploadId).executeTakeFirst();
+    return byDelivery !== undefined;
   }
 
   /** `work`, unless the proxy starts closing first: then 503 (the upload stays staged; the client resumes later). */
@@ -347,6 +542,13 @@ export class UploadStaging implements UploadCompletion {
       await sql`create table if not exists proxy_uploads (
         upload_id text primary key references uploads (id) on delete cascade,
         idempotency_key text not null)`.execute(db);
+      await sql`create table if not exists proxy_deliveries (
+        upload_id text primary key references uploads (id) on delete cascade,
+        snapshot integer not null default 0,
+        newest_file_id text,
+        server_time integer,
+        sent integer not null default 0,
+        file_id text)`.execute(db);
       const store = new DiskBlobStore(this.dir);
       // What a previous process was writing when it stopped (one proxy process per DATA_DIR).
       await store.removeUnfinished(0);
@@ -377,6 +579,7 @@ export class UploadStaging implements UploadCompletion {
       return {
         uploads,
         db,
+        drain,
         close: async () => {
           timers.forEach(clearInterval);
           await pass;

@@ -312,7 +312,7 @@ export class TusUploads {
       if (method !== 'HEAD' && method !== 'PATCH' && method !== 'DELETE') throw methodNotAllowed(['HEAD', 'PATCH', 'DELETE', 'OPTIONS']);
       refuseQueryParameters(request.query);
       if (!ID_PATTERN.test(id)) throw notFound('upload');
-      if (method === 'HEAD') return await this.head(user, id);
+      if (method === 'HEAD') return await this.head(request, user, id);
       if (method === 'PATCH') return await this.patch(request, user, id);
       return await this.remove(request, user, id);
     } catch (error) {
@@ -450,10 +450,49 @@ export class TusUploads {
     };
   }
 
-  private async head(user: string, id: string): Promise<ApiResult> {
+  private async head(request: ApiRequest, user: string, id: string): Promise<ApiResult> {
     const row = await this.settled(await this.get(user, id));
     if (this.isExpired(row)) throw expired();
+    if (row.file_id === null && row.upload_offset === row.upload_length) return this.completeStored(row, request);
     return { status: 200, headers: this.state(row) };
+  }
+
+  /**
+   * HEAD of an upload whose bytes are all stored but that has no file: the request that stored the
+   * last byte did not make it (its maker stopped, or — proxy mode — the upstream has not taken it
+   * yet and that request was answered 503 so the client is not kept waiting). A tus client that
+   * resumes asks HEAD and, seeing every byte there, sends nothing more: so HEAD makes the file now
+   * (once: under the upload's lease, as a repeat of the last request would), and tells it. Held by
+   * a writer elsewhere (another instance making it): where it stands. The completion's own failure
+   * (e.g. 503 with Retry-After while the upstream is unavailable) is the answer, with the offset.
+   */
+  private async completeStored(row: UploadRow, request: ApiRequest): Promise<ApiResult> {
+    let lease: Lease;
+    try {
+      lease = await this.claim(row.id, row.upload_offset);
+    } catch (error) {
+      if (error instanceof ApiError && (error.code === 'upload_in_progress' || error.code === 'upload_offset_mismatch')) {
+        return { status: 200, headers: this.state(await this.get(row.user_id, row.id)) };
+      }
+      throw error;
+    }
+    let release!: () => void;
+    const local: LocalWriter = { cancel: () => {}, released: new Promise<void>((resolve) => (release = resolve)), received: Promise.resolve() };
+    this.writers.set(row.id, local);
+    try {
+      const fileId = await this.complete(row, lease, request);
+      const made = await this.db.selectFrom('uploads').selectAll().where('id', '=', row.id).executeTakeFirst();
+      return { status: 200, headers: { ...this.state(made ?? row), 'Upload-Offset': String(row.upload_length), 'Upload-File-Id': fileId } };
+    } catch (error) {
+      if (error instanceof ApiError && error.status >= 500) {
+        throw new ApiError(error.code, error.message, error.param, error.extra, { ...error.headers, 'Upload-Offset': String(row.upload_offset), 'Upload-Length': String(row.upload_length) });
+      }
+      throw error;
+    } finally {
+      await lease.release().catch((error) => this.deps.log.error('[parley] releasing an upload lease failed:', error));
+      if (this.writers.get(row.id) === local) this.writers.delete(row.id);
+      release();
+    }
   }
 
   /**
