@@ -71,6 +71,9 @@ export type Me = z.infer<typeof Me>;
 
 export const ErrorCode = z.enum([
   'unauthenticated',
+  // 401: this token was revoked with wipe (`npm run token -- revoke <id> --wipe`): the device
+  // erases everything of the user it holds, without asking.
+  'device_wiped',
   'parameter_invalid',
   'parameter_missing',
   'parameter_unknown',

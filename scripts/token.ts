@@ -1,14 +1,19 @@
-// npm run token -- create --user alice [--label phone] | list | revoke <id-or-token>
+// npm run token -- create --user alice [--label phone] | list | revoke <id-or-token> [--wipe]
 import fs from 'node:fs';
 import path from 'node:path';
 import { readConfig } from '../lib/config';
 import { openDb } from '../lib/api/storage/db';
-import { createToken, labelProblem, listTokens, printableLabel, revokeToken } from '../lib/api/domain/tokens';
+import { createToken, labelProblem, listTokens, printableLabel, recordWipedToken, revokeToken } from '../lib/api/domain/tokens';
 
 const usage = `usage:
   npm run token -- create --user <user> [--label <text>]
   npm run token -- list
-  npm run token -- revoke <token-id or token>`;
+  npm run token -- revoke <token-id or token> [--wipe]
+
+  --wipe: the token stops working and its device is told to erase everything of the user it
+          holds (401 device_wiped), at once, without asking. Changes made on that device and not
+          yet synced are lost. In proxy mode (UPSTREAM_BASE_URL) give the token itself: the
+          proxy answers device_wiped for it; revoke it at the upstream too.`;
 
 function option(args: string[], name: string): string | undefined {
   const i = args.indexOf(`--${name}`);
@@ -36,6 +41,25 @@ async function main(args: string[]): Promise<number> {
     return 2;
   }
   const config = readConfig();
+  const wipe = command === 'revoke' && rest.includes('--wipe');
+  if (command === 'revoke') rest.splice(0, rest.length, ...rest.filter((a) => a !== '--wipe'));
+  if (command === 'revoke' && config.upstreamBaseUrl) {
+    // Proxy mode: tokens are the upstream's. The proxy can only be told to wipe one (by its value).
+    if (!wipe || !rest[0]) {
+      console.error(`[token] proxy mode (UPSTREAM_BASE_URL): tokens belong to the upstream; revoke them there. To have this proxy wipe a device: npm run token -- revoke <token> --wipe`);
+      return 2;
+    }
+    const { db, close } = await openDb({ dataDir: config.dataDir });
+    try {
+      await recordWipedToken(db, rest[0]);
+    } finally {
+      await close();
+    }
+    console.error(`[token] proxy mode: requests with ${rest[0].slice(0, 6)}… are now answered device_wiped by this proxy (DATA_DIR=${config.dataDir}); revoke it at the upstream too.`);
+    console.error('[token] changes made on that device and not yet synced are lost.');
+    console.log(`wiped ${rest[0].slice(0, 6)}…`);
+    return 0;
+  }
   // Refused before any database is opened or created.
   const label = command === 'create' ? option(rest, 'label') : undefined;
   const problem = label === undefined ? null : labelProblem(label);
@@ -89,13 +113,17 @@ async function main(args: string[]): Promise<number> {
       const tokens = await listTokens(db);
       if (tokens.length === 0) console.log('no stored tokens');
       for (const t of tokens) {
-        console.log(`${t.id}  ${t.user_id}  ${new Date(t.created_at * 1000).toISOString()}  ${printableLabel(t.label ?? '')}`.trimEnd());
+        const wiped = t.wiped_at === null ? '' : `  [wiped ${new Date(t.wiped_at * 1000).toISOString()}]`;
+        console.log(`${t.id}  ${t.user_id}  ${new Date(t.created_at * 1000).toISOString()}  ${printableLabel(t.label ?? '')}${wiped}`.trimEnd());
       }
       return 0;
     }
     if (command === 'revoke' && rest[0]) {
-      const n = await revokeToken(db, rest[0]);
-      if (n) console.log(`revoked ${rest[0]}`);
+      const n = await revokeToken(db, rest[0], { wipe });
+      if (n && wipe) {
+        console.log(`revoked ${rest[0]} with wipe`);
+        console.error('[token] its device erases everything of the user it holds at its next request (within 10 s for a running server); changes made there and not yet synced are lost.');
+      } else if (n) console.log(`revoked ${rest[0]}`);
       else {
         console.log(`no such stored token: ${rest[0]}`);
         console.error(

@@ -4,6 +4,7 @@ import type { StorageFailure } from './storage/failures';
 
 const STATUS: Record<ErrorCode, number> = {
   unauthenticated: 401,
+  device_wiped: 401,
   parameter_invalid: 400,
   parameter_missing: 400,
   parameter_unknown: 400,
@@ -59,6 +60,10 @@ export const methodNotAllowed = (allow: string[]) =>
   new ApiError('method_not_allowed', `Method not allowed; use ${allow.join(', ')}`, undefined, {}, { Allow: allow.join(', ') });
 export const unauthenticated = (message = 'A valid bearer token is required') =>
   new ApiError('unauthenticated', message, undefined, {}, { 'WWW-Authenticate': 'Bearer realm="parley"' });
+export const deviceWiped = () =>
+  new ApiError('device_wiped', 'This device was signed out and cleared by your organisation: erase what it holds and sign in again', undefined, {}, {
+    'WWW-Authenticate': 'Bearer realm="parley", error="invalid_token"',
+  });
 export const internalError = () => new ApiError('internal', 'An internal error occurred; it has been logged');
 
 // Storage that cannot take a write right now. Both are retryable: nothing was stored, and the same

@@ -11,7 +11,9 @@ import { forwardRequestHeaders, forwardResponseHeaders } from './headers';
 import { classifyPath } from './path';
 import { Upstream, UpstreamError, type UpstreamResponse } from './upstream';
 import { isUploadsPath, UploadStaging, type StagingSettings } from './uploads';
-import { ApiError, notFound } from '../api/errors';
+import { WipedTokens } from './wiped';
+import { discardBody } from '../api/http/tus';
+import { ApiError, deviceWiped, notFound } from '../api/errors';
 import type { ApiReply, ApiRequest } from '../api/http/exchange';
 import { HostPolicy } from '../api/http/hosts';
 import { RateLimiter } from '../api/http/rate-limit';
@@ -89,12 +91,19 @@ export function createProxy(config: ProxyConfig, log: Logger = console, options:
       )
     : null;
 
+  // Tokens the operator told this proxy to wipe (wiped.ts): answered device_wiped here.
+  const wiped = config.dataDir ? new WipedTokens(config.dataDir, log) : null;
+
   async function dispatch(request: ApiRequest): Promise<ApiReply> {
     const area = classifyPath(request.path);
     if (!area) return errorReply(notFound('route'));
     let assetBase = '';
     if (area === '/v1') {
       try {
+        if (await wiped?.has(request.header('authorization'))) {
+          discardBody(request.body);
+          return errorReply(deviceWiped());
+        }
         assetBase = hosts.assetBase(request);
         await limits?.forToken(request.header('authorization'), request.method);
       } catch (error) {
@@ -190,6 +199,7 @@ export function createProxy(config: ProxyConfig, log: Logger = console, options:
     uploads,
     close: () => {
       // Staged uploads stay on disk for the next start; their database closes before the agent goes.
+      void wiped?.close().catch((error) => log.error('[parley] proxy: closing the wiped tokens list failed:', error));
       void (uploads?.close() ?? Promise.resolve())
         .catch((error) => log.error('[parley] proxy: closing the staged uploads failed:', error))
         .finally(() => upstream.close());

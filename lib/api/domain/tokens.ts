@@ -4,7 +4,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Db } from '../storage/db';
 import { newId, nowSeconds } from './ids';
 import { prepare } from '../storage/prepared';
-import { unauthenticated } from '../errors';
+import { deviceWiped, unauthenticated } from '../errors';
 
 export const hashToken = (token: string) => createHash('sha256').update(token).digest('hex');
 export const generateToken = () => `pk_${randomBytes(32).toString('base64url')}`;
@@ -43,22 +43,53 @@ export async function createToken(db: Db, userId: string, label: string | null =
   const problem = label === null ? null : labelProblem(label);
   if (problem) throw new Error(problem);
   const token = generateToken();
-  const row = { id: newId(), user_id: userId, token_hash: hashToken(token), label, created_at: nowSeconds() };
+  const row = { id: newId(), user_id: userId, token_hash: hashToken(token), label, created_at: nowSeconds(), wiped_at: null };
   await db.insertInto('tokens').values(row).execute();
   return { token, id: row.id };
 }
 
-export async function listTokens(db: Db): Promise<StoredToken[]> {
-  return db.selectFrom('tokens').select(['id', 'user_id', 'label', 'created_at']).orderBy('created_at').execute();
+export async function listTokens(db: Db): Promise<Array<StoredToken & { wiped_at: number | null }>> {
+  return db.selectFrom('tokens').select(['id', 'user_id', 'label', 'created_at', 'wiped_at']).orderBy('created_at').execute();
 }
 
-/** Revokes by token id (as listed) or by the token itself. */
-export async function revokeToken(db: Db, idOrToken: string): Promise<number> {
+/**
+ * Revokes by token id (as listed) or by the token itself. With `wipe` the token's record is kept,
+ * marked wiped: its device is told `device_wiped` and erases what it holds (see Authenticator).
+ */
+export async function revokeToken(db: Db, idOrToken: string, options: { wipe?: boolean } = {}): Promise<number> {
+  const hash = hashToken(idOrToken);
+  if (options.wipe) {
+    const result = await db
+      .updateTable('tokens')
+      .set({ wiped_at: nowSeconds() })
+      .where((eb) => eb.or([eb('id', '=', idOrToken), eb('token_hash', '=', hash)]))
+      .where('wiped_at', 'is', null)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows);
+  }
   const result = await db
     .deleteFrom('tokens')
-    .where((eb) => eb.or([eb('id', '=', idOrToken), eb('token_hash', '=', hashToken(idOrToken))]))
+    .where((eb) => eb.or([eb('id', '=', idOrToken), eb('token_hash', '=', hash)]))
     .executeTakeFirst();
   return Number(result.numDeletedRows);
+}
+
+/**
+ * Proxy mode: the tokens are the upstream's, so the proxy keeps only those it was told to wipe
+ * (by hash, in its own DATA_DIR database) and answers device_wiped for them itself.
+ */
+export async function recordWipedToken(db: Db, token: string): Promise<void> {
+  const hash = hashToken(token);
+  const now = nowSeconds();
+  const known = await db.selectFrom('tokens').select('id').where('token_hash', '=', hash).executeTakeFirst();
+  if (known) await db.updateTable('tokens').set({ wiped_at: now }).where('id', '=', known.id).execute();
+  else await db.insertInto('tokens').values({ id: newId(), user_id: '-', token_hash: hash, label: 'wiped through the proxy', created_at: now, wiped_at: now }).execute();
+}
+
+/** The hashes of wiped tokens (proxy mode reads them every few seconds). */
+export async function wipedTokenHashes(db: Db): Promise<Set<string>> {
+  const rows = await db.selectFrom('tokens').select('token_hash').where('wiped_at', 'is not', null).execute();
+  return new Set(rows.map((r) => r.token_hash));
 }
 
 const CACHE_TTL_MS = 10_000;
@@ -89,8 +120,8 @@ export class Authenticator {
     private readonly db: Db,
     private readonly staticTokens: Map<string, string>,
   ) {
-    this.byHash = prepare<{ hash: string }, { user_id: string }>(db, (slot) =>
-      db.selectFrom('tokens').select('user_id').where('token_hash', '=', slot('hash')),
+    this.byHash = prepare<{ hash: string }, { user_id: string; wiped_at: number | null }>(db, (slot) =>
+      db.selectFrom('tokens').select(['user_id', 'wiped_at']).where('token_hash', '=', slot('hash')),
     );
   }
 
@@ -105,6 +136,10 @@ export class Authenticator {
     if (!row) {
       this.cache.delete(token);
       throw unauthenticated('Unknown token');
+    }
+    if (row.wiped_at !== null) {
+      this.cache.delete(token);
+      throw deviceWiped();
     }
     this.remember(token, row.user_id, now);
     return row.user_id;
@@ -126,7 +161,7 @@ export class Authenticator {
     const now = Date.now();
     for (let i = 0; i < hashes.length; i += 500) {
       const batch = hashes.slice(i, i + 500);
-      const rows = await this.db.selectFrom('tokens').select(['token_hash', 'user_id']).where('token_hash', 'in', batch).execute();
+      const rows = await this.db.selectFrom('tokens').select(['token_hash', 'user_id']).where('token_hash', 'in', batch).where('wiped_at', 'is', null).execute();
       for (const row of rows) out.set(stored.get(row.token_hash)!, row.user_id);
     }
     for (const token of stored.values()) {

@@ -59,6 +59,8 @@ export interface TokenRow {
   token_hash: string;
   label: string | null;
   created_at: number;
+  /** Set by a revocation with wipe: requests with it answer 401 device_wiped. */
+  wiped_at: number | null;
 }
 
 export interface IdempotencyRow {
@@ -138,7 +140,9 @@ function statementCache(sqlite: Database.Database) {
   };
 }
 
-const sqliteFile = (dataDir: string) => path.join(dataDir, 'parley.sqlite');
+/** The SQLite database's file inside DATA_DIR. */
+export const SQLITE_FILE = 'parley.sqlite';
+const sqliteFile = (dataDir: string) => path.join(dataDir, SQLITE_FILE);
 
 /**
  * A second, read-only connection for the hot read paths. In WAL mode it reads the last committed

@@ -197,6 +197,14 @@ export function migrations(dialect: DialectName): Record<string, Migration> {
         }
       },
     },
+    // Remote wipe: a token marked wiped (`npm run token -- revoke <id> --wipe`) is kept, so that a
+    // request with it is answered 401 device_wiped (the device erases its copy) instead of a plain
+    // 401. Numbered with room before it: migrations of other work may land in between.
+    '0010_tokens_wiped': {
+      async up(db: Kysely<any>) {
+        await db.schema.alterTable('tokens').addColumn('wiped_at', 'bigint').execute();
+      },
+    },
   };
 }
 
