@@ -10,9 +10,42 @@ const usage = `usage:
   npm run token -- list
   npm run token -- revoke <token-id or token>`;
 
-function option(args: string[], name: string): string | undefined {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : undefined;
+/** What each command takes: its options (`--name value`) and how many positional arguments. */
+const COMMANDS = {
+  create: { options: ['user', 'label'], positionals: 0 },
+  list: { options: [], positionals: 0 },
+  revoke: { options: [], positionals: 1 },
+} as const satisfies Record<string, { options: readonly string[]; positionals: number }>;
+type Command = keyof typeof COMMANDS;
+
+/**
+ * A command's arguments, or what is wrong with them: an argument nobody reads (a stray word, an
+ * unknown option) is refused, never ignored — `create --user alice bob` must not quietly make
+ * alice's token, nor `revoke A B` revoke only A.
+ */
+function parseArguments(command: Command, args: string[]): { options: Map<string, string>; positionals: string[] } | string {
+  const spec = COMMANDS[command];
+  const options = new Map<string, string>();
+  const positionals: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg.startsWith('--')) {
+      const name = arg.slice(2);
+      if (!(spec.options as readonly string[]).includes(name)) {
+        return `${command}: unknown option ${JSON.stringify(arg)}${spec.options.length ? ` (it takes ${spec.options.map((o) => `--${o}`).join(', ')})` : ' (it takes no options)'}`;
+      }
+      if (options.has(name)) return `${command}: --${name} given twice`;
+      if (i + 1 >= args.length) return `${command}: --${name} needs a value`;
+      options.set(name, args[++i]!);
+    } else positionals.push(arg);
+  }
+  if (positionals.length > spec.positionals) {
+    // A long one may be a token: not repeated whole.
+    const stray = positionals.slice(spec.positionals).map((p) => JSON.stringify(p.length > 12 ? `${p.slice(0, 6)}…` : p)).join(' ');
+    return `${command}: unexpected argument${positionals.length - spec.positionals > 1 ? 's' : ''} ${stray} (nothing was done)`;
+  }
+  if (positionals.length < spec.positionals) return `${command}: a token id or token is required`;
+  return { options, positionals };
 }
 
 /** Where the server keeps its SQLite database inside DATA_DIR (see lib/api/storage/db.ts). */
@@ -35,17 +68,27 @@ async function main(args: string[]): Promise<number> {
     console.error(usage);
     return 2;
   }
-  const config = readConfig();
   // Refused before any database is opened or created.
-  const label = command === 'create' ? option(rest, 'label') : undefined;
+  const parsed = parseArguments(command, rest);
+  if (typeof parsed === 'string') {
+    console.error(`[token] refused: ${parsed}\n${usage}`);
+    return 2;
+  }
+  if (command === 'create' && !parsed.options.get('user')) {
+    console.error(usage);
+    return 2;
+  }
+  const config = readConfig();
+  const label = parsed.options.get('label');
   const problem = label === undefined ? null : labelProblem(label);
   if (problem) {
     console.error(`[token] refused: ${problem}`);
     return 2;
   }
-  if (command === 'revoke' && rest[0] && config.staticTokens.has(rest[0])) {
+  const target = parsed.positionals[0];
+  if (command === 'revoke' && target && config.staticTokens.has(target)) {
     console.error(
-      `[token] ${rest[0].slice(0, 6)}… is a static token of user "${config.staticTokens.get(rest[0])}" from PARLEY_TOKENS, not a stored one: ` +
+      `[token] ${target.slice(0, 6)}… is a static token of user "${config.staticTokens.get(target)}" from PARLEY_TOKENS, not a stored one: ` +
         'remove it from PARLEY_TOKENS and restart the server (every instance) to revoke it.',
     );
     return 1;
@@ -75,11 +118,7 @@ async function main(args: string[]): Promise<number> {
   const { db, close } = await openDb({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
   try {
     if (command === 'create') {
-      const user = option(rest, 'user');
-      if (!user) {
-        console.error(usage);
-        return 2;
-      }
+      const user = parsed.options.get('user')!;
       const { token, id } = await createToken(db, user, label ?? null);
       console.error(`created token ${id} for user ${user}; it is shown once, keep it safe:`);
       console.log(token);
@@ -93,11 +132,11 @@ async function main(args: string[]): Promise<number> {
       }
       return 0;
     }
-    if (command === 'revoke' && rest[0]) {
-      const n = await revokeToken(db, rest[0]);
-      if (n) console.log(`revoked ${rest[0]}`);
+    if (command === 'revoke' && target) {
+      const n = await revokeToken(db, target);
+      if (n) console.log(`revoked ${target}`);
       else {
-        console.log(`no such stored token: ${rest[0]}`);
+        console.log(`no such stored token: ${target}`);
         console.error(
           '[token] a static token (PARLEY_TOKENS) is not stored and cannot be revoked here: remove it from PARLEY_TOKENS and restart the server. ' +
             '`npm run token -- list` shows the stored ones.',
