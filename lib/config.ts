@@ -70,7 +70,20 @@ export interface UploadSettings {
    * its bytes are removed; a finished one's record (its Upload-File-Id) is kept as long.
    */
   expirySeconds: number;
+  /**
+   * MAX_OPEN_UPLOADS_PER_USER: unfinished (and unexpired) uploads one user may hold; one more
+   * creation answers 429 too_many_uploads. An abandoned upload counts until it expires.
+   */
+  maxOpenPerUser: number;
+  /**
+   * MAX_UPLOAD_CHUNKS: chunks (one blob each: a PATCH's bytes) one upload may hold. With one slot
+   * left, a PATCH must carry every byte left (409 upload_chunk_limit otherwise).
+   */
+  maxChunks: number;
 }
+
+/** The uploads' defaults (lib/proxy/proxy.ts uses them when given no configuration). */
+export const DEFAULT_UPLOAD_SETTINGS: UploadSettings = { expirySeconds: 24 * 3600, maxOpenPerUser: 100, maxChunks: 1000 };
 
 /**
  * A token bucket per key: `perSecond` requests every second, and beyond them a reserve of `burst`
@@ -400,6 +413,14 @@ const EnvSchema = z
     MAX_REQUESTS_QUEUED_PER_USER: integer('MAX_REQUESTS_QUEUED_PER_USER', 1000, 0),
     // Resumable uploads: a day, as the contract says; at most a year.
     UPLOAD_EXPIRY_HOURS: integer('UPLOAD_EXPIRY_HOURS', 24, 1, 8760),
+    // The app uploads its queue one file at a time, and a finished upload does not count: 100 open
+    // ones leaves room for many abandoned (each counts until it expires) while bounding what one
+    // user can make the server hold (100 × MAX_UPLOAD_BYTES at most).
+    MAX_OPEN_UPLOADS_PER_USER: integer('MAX_OPEN_UPLOADS_PER_USER', DEFAULT_UPLOAD_SETTINGS.maxOpenPerUser, 1),
+    // Each chunk is a blob (a file and its fsyncs, or an object). The app's PATCHes are 4 MiB (25 for
+    // 100 MiB) and tus-js-client sends the rest in one by default, so 1000 leaves room for ~975
+    // interrupted PATCHes of one upload; a client of 1-byte PATCHes is stopped at 1000 files.
+    MAX_UPLOAD_CHUNKS: integer('MAX_UPLOAD_CHUNKS', DEFAULT_UPLOAD_SETTINGS.maxChunks, 1, 1_000_000),
   });
 
 /**
@@ -454,6 +475,6 @@ export function readConfig(env: Env = process.env): Config {
     },
     fairShare: { perUser: v.MAX_REQUESTS_IN_FLIGHT_PER_USER, queuedPerUser: v.MAX_REQUESTS_QUEUED_PER_USER },
     s3,
-    uploads: { expirySeconds: v.UPLOAD_EXPIRY_HOURS * 3600 },
+    uploads: { expirySeconds: v.UPLOAD_EXPIRY_HOURS * 3600, maxOpenPerUser: v.MAX_OPEN_UPLOADS_PER_USER, maxChunks: v.MAX_UPLOAD_CHUNKS },
   };
 }

@@ -103,6 +103,15 @@ export const ErrorCode = z.enum([
   'upload_in_progress',
   'upload_expired',
   'tus_version_unsupported',
+  // 429, retryable: the user has MAX_OPEN_UPLOADS_PER_USER unfinished uploads (an abandoned one
+  // counts until it expires; Retry-After says when the next one does); finish or DELETE one.
+  'too_many_uploads',
+  // 409: the upload holds MAX_UPLOAD_CHUNKS - 1 chunks; the next PATCH must carry every byte left.
+  'upload_chunk_limit',
+  // 431: the request's headers are beyond Node's limit (16 KiB in all); the connection is closed.
+  'request_header_fields_too_large',
+  // 408: the request's headers (HEADERS_TIMEOUT_MS) or all of it (REQUEST_TIMEOUT_MS) took too long.
+  'request_timeout',
 ]);
 export type ErrorCode = z.infer<typeof ErrorCode>;
 

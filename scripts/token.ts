@@ -1,4 +1,4 @@
-// npm run token -- create --user alice [--label phone] | list | revoke <id-or-token> [--wipe]
+// npm run token -- create --user alice [--label phone] | list | revoke <id-or-token>
 import fs from 'node:fs';
 import path from 'node:path';
 import { readConfig } from '../lib/config';
@@ -15,9 +15,48 @@ const usage = `usage:
           yet synced are lost. In proxy mode (UPSTREAM_BASE_URL) give the token itself: the
           proxy answers device_wiped for it; revoke it at the upstream too.`;
 
-function option(args: string[], name: string): string | undefined {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : undefined;
+/** What each command takes: its options (`--name value`) and how many positional arguments. */
+const COMMANDS = {
+  create: { options: ['user', 'label'], positionals: 0 },
+  list: { options: [], positionals: 0 },
+  revoke: { options: [], flags: ['wipe'], positionals: 1 },
+} as const satisfies Record<string, { options: readonly string[]; flags?: readonly string[]; positionals: number }>;
+type Command = keyof typeof COMMANDS;
+
+/**
+ * A command's arguments, or what is wrong with them: an argument nobody reads (a stray word, an
+ * unknown option) is refused, never ignored — `create --user alice bob` must not quietly make
+ * alice's token, nor `revoke A B` revoke only A.
+ */
+function parseArguments(command: Command, args: string[]): { options: Map<string, string>; flags: Set<string>; positionals: string[] } | string {
+  const spec: { options: readonly string[]; flags?: readonly string[]; positionals: number } = COMMANDS[command];
+  const options = new Map<string, string>();
+  const flags = new Set<string>();
+  const positionals: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg.startsWith('--')) {
+      const name = arg.slice(2);
+      if (spec.flags?.includes(name)) {
+        if (flags.has(name)) return `${command}: --${name} given twice`;
+        flags.add(name);
+        continue;
+      }
+      if (!(spec.options as readonly string[]).includes(name)) {
+        return `${command}: unknown option ${JSON.stringify(arg)}${spec.options.length ? ` (it takes ${spec.options.map((o) => `--${o}`).join(', ')})` : ' (it takes no options)'}`;
+      }
+      if (options.has(name)) return `${command}: --${name} given twice`;
+      if (i + 1 >= args.length) return `${command}: --${name} needs a value`;
+      options.set(name, args[++i]!);
+    } else positionals.push(arg);
+  }
+  if (positionals.length > spec.positionals) {
+    // A long one may be a token: not repeated whole.
+    const stray = positionals.slice(spec.positionals).map((p) => JSON.stringify(p.length > 12 ? `${p.slice(0, 6)}…` : p)).join(' ');
+    return `${command}: unexpected argument${positionals.length - spec.positionals > 1 ? 's' : ''} ${stray} (nothing was done)`;
+  }
+  if (positionals.length < spec.positionals) return `${command}: a token id or token is required`;
+  return { options, flags, positionals };
 }
 
 /** Where the server keeps its SQLite database inside DATA_DIR (see lib/api/storage/db.ts). */
@@ -40,36 +79,46 @@ async function main(args: string[]): Promise<number> {
     console.error(usage);
     return 2;
   }
+  // Refused before any database is opened or created.
+  const parsed = parseArguments(command, rest);
+  if (typeof parsed === 'string') {
+    console.error(`[token] refused: ${parsed}\n${usage}`);
+    return 2;
+  }
+  if (command === 'create' && !parsed.options.get('user')) {
+    console.error(usage);
+    return 2;
+  }
   const config = readConfig();
-  const wipe = command === 'revoke' && rest.includes('--wipe');
-  if (command === 'revoke') rest.splice(0, rest.length, ...rest.filter((a) => a !== '--wipe'));
+  const wipe = parsed.flags.has('wipe');
   if (command === 'revoke' && config.upstreamBaseUrl) {
     // Proxy mode: tokens are the upstream's. The proxy can only be told to wipe one (by its value).
-    if (!wipe || !rest[0]) {
-      console.error(`[token] proxy mode (UPSTREAM_BASE_URL): tokens belong to the upstream; revoke them there. To have this proxy wipe a device: npm run token -- revoke <token> --wipe`);
+    const token = parsed.positionals[0]!;
+    if (!wipe) {
+      console.error('[token] proxy mode (UPSTREAM_BASE_URL): tokens belong to the upstream; revoke them there. To have this proxy wipe a device: npm run token -- revoke <token> --wipe');
       return 2;
     }
     const { db, close } = await openDb({ dataDir: config.dataDir });
     try {
-      await recordWipedToken(db, rest[0]);
+      await recordWipedToken(db, token);
     } finally {
       await close();
     }
-    console.error(`[token] proxy mode: requests with ${rest[0].slice(0, 6)}… are now answered device_wiped by this proxy (DATA_DIR=${config.dataDir}); revoke it at the upstream too.`);
+    console.error(`[token] proxy mode: requests with ${token.slice(0, 6)}… are now answered device_wiped by this proxy (DATA_DIR=${config.dataDir}); revoke it at the upstream too.`);
     console.error('[token] changes made on that device and not yet synced are lost.');
-    console.log(`wiped ${rest[0].slice(0, 6)}…`);
+    console.log(`wiped ${token.slice(0, 6)}…`);
     return 0;
   }
-  // Refused before any database is opened or created.
-  const label = command === 'create' ? option(rest, 'label') : undefined;
+  const label = parsed.options.get('label');
   const problem = label === undefined ? null : labelProblem(label);
   if (problem) {
     console.error(`[token] refused: ${problem}`);
     return 2;
   }
-  if (command === 'revoke' && rest[0] && config.staticTokens.has(rest[0])) {
+  const target = parsed.positionals[0];
+  if (command === 'revoke' && target && config.staticTokens.has(target)) {
     console.error(
-      `[token] ${rest[0].slice(0, 6)}… is a static token of user "${config.staticTokens.get(rest[0])}" from PARLEY_TOKENS, not a stored one: ` +
+      `[token] ${target.slice(0, 6)}… is a static token of user "${config.staticTokens.get(target)}" from PARLEY_TOKENS, not a stored one: ` +
         'remove it from PARLEY_TOKENS and restart the server (every instance) to revoke it.',
     );
     return 1;
@@ -99,11 +148,7 @@ async function main(args: string[]): Promise<number> {
   const { db, close } = await openDb({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
   try {
     if (command === 'create') {
-      const user = option(rest, 'user');
-      if (!user) {
-        console.error(usage);
-        return 2;
-      }
+      const user = parsed.options.get('user')!;
       const { token, id } = await createToken(db, user, label ?? null);
       console.error(`created token ${id} for user ${user}; it is shown once, keep it safe:`);
       console.log(token);
@@ -118,14 +163,14 @@ async function main(args: string[]): Promise<number> {
       }
       return 0;
     }
-    if (command === 'revoke' && rest[0]) {
-      const n = await revokeToken(db, rest[0], { wipe });
+    if (command === 'revoke' && target) {
+      const n = await revokeToken(db, target, { wipe });
       if (n && wipe) {
-        console.log(`revoked ${rest[0]} with wipe`);
+        console.log(`revoked ${target} with wipe`);
         console.error('[token] its device erases everything of the user it holds at its next request (within 10 s for a running server); changes made there and not yet synced are lost.');
-      } else if (n) console.log(`revoked ${rest[0]}`);
+      } else if (n) console.log(`revoked ${target}`);
       else {
-        console.log(`no such stored token: ${rest[0]}`);
+        console.log(`no such stored token: ${target}`);
         console.error(
           '[token] a static token (PARLEY_TOKENS) is not stored and cannot be revoked here: remove it from PARLEY_TOKENS and restart the server. ' +
             '`npm run token -- list` shows the stored ones.',

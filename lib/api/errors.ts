@@ -26,6 +26,10 @@ const STATUS: Record<ErrorCode, number> = {
   upload_in_progress: 409,
   upload_expired: 410,
   tus_version_unsupported: 412,
+  too_many_uploads: 429,
+  upload_chunk_limit: 409,
+  request_header_fields_too_large: 431,
+  request_timeout: 408,
 };
 
 export class ApiError extends Error {

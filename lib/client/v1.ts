@@ -47,7 +47,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a conversation
-         * @description Deletes it with its messages, its files and their stored bytes.
+         * @description Deletes it with its messages, its files and their stored bytes, and the unfinished uploads (/v1/uploads) into it with theirs.
          */
         delete: operations["deleteConversation"];
         options?: never;
@@ -320,7 +320,7 @@ export interface components {
             /** @enum {string} */
             type: "invalid_request" | "api_error";
             /** @enum {string} */
-            code: "unauthenticated" | "parameter_invalid" | "parameter_missing" | "parameter_unknown" | "resource_missing" | "method_not_allowed" | "conversation_exists" | "idempotency_conflict" | "events_expired" | "idempotency_in_progress" | "file_too_large" | "unsupported_media_type" | "rate_limited" | "internal" | "service_unavailable" | "insufficient_storage" | "upstream_unavailable" | "upstream_timeout" | "upload_offset_mismatch" | "upload_in_progress" | "upload_expired" | "tus_version_unsupported";
+            code: "unauthenticated" | "device_wiped" | "parameter_invalid" | "parameter_missing" | "parameter_unknown" | "resource_missing" | "method_not_allowed" | "conversation_exists" | "idempotency_conflict" | "events_expired" | "idempotency_in_progress" | "file_too_large" | "unsupported_media_type" | "rate_limited" | "internal" | "service_unavailable" | "insufficient_storage" | "upstream_unavailable" | "upstream_timeout" | "upload_offset_mismatch" | "upload_in_progress" | "upload_expired" | "tus_version_unsupported" | "too_many_uploads" | "upload_chunk_limit" | "request_header_fields_too_large" | "request_timeout";
             message: string;
             param?: string;
             existing_id?: string;
@@ -1957,7 +1957,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description rate_limited: this token (or, without a valid token, this client address) made more requests than its limit (RATE_LIMIT_*), or its requests waiting for a turn are too many (MAX_REQUESTS_QUEUED_PER_USER); retry after Retry-After */
+            /** @description rate_limited: this token (or, without a valid token, this client address) made more requests than its limit (RATE_LIMIT_*), or its requests waiting for a turn are too many (MAX_REQUESTS_QUEUED_PER_USER); retry after Retry-After; or too_many_uploads: the user has MAX_OPEN_UPLOADS_PER_USER unfinished uploads (an abandoned one counts until it expires; Retry-After: until the first of them does) — finish or DELETE one */
             429: {
                 headers: {
                     /** @description Always 1.0.0 */
@@ -2509,7 +2509,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description upload_offset_mismatch (Upload-Offset is not the upload's, which the answer's Upload-Offset tells: resume from there), or upload_in_progress (another PATCH holds the upload; retry after Retry-After) */
+            /** @description upload_offset_mismatch (Upload-Offset is not the upload's, which the answer's Upload-Offset tells: resume from there), upload_in_progress (another PATCH holds the upload; retry after Retry-After, what is left of its hold), or upload_chunk_limit (the upload holds MAX_UPLOAD_CHUNKS - 1 pieces: the next PATCH must carry every byte left, and one that ends short keeps nothing) */
             409: {
                 headers: {
                     /** @description Always 1.0.0 */

@@ -5,7 +5,7 @@
 // Same dispatch shape as ApiService, so the node:http fast path and the Next route handlers can
 // put either behind the same code.
 import { Readable, pipeline } from 'node:stream';
-import type { Config } from '../config';
+import { DEFAULT_UPLOAD_SETTINGS, type Config } from '../config';
 import { FileUrlRewriter } from './file-urls';
 import { forwardRequestHeaders, forwardResponseHeaders } from './headers';
 import { classifyPath } from './path';
@@ -80,7 +80,7 @@ export function createProxy(config: ProxyConfig, log: Logger = console, options:
         {
           dataDir: config.dataDir,
           maxUploadBytes: config.maxUploadBytes ?? 100 * 1024 * 1024,
-          uploads: config.uploads ?? { expirySeconds: 24 * 3600 },
+          uploads: config.uploads ?? DEFAULT_UPLOAD_SETTINGS,
           upstreamToken: config.upstreamToken,
           basePath,
           retry: options.uploadRetry,

@@ -117,6 +117,39 @@ describe('npm run token', () => {
     expect((await token(['list'], cwd, env)).out).toMatch(/ {2}Zoë's ward phone\n$/);
   });
 
+  it('refuses a stray argument or an unknown option (exit 2, on stderr) instead of ignoring it, and does nothing', async () => {
+    const server = await startTestServer();
+    await server.stop();
+    cleanup.push(server.dataDir);
+    const cwd = tempDataDir();
+    cleanup.push(cwd);
+    const env = { DATA_DIR: server.dataDir };
+    const created = await token(['create', '--user', 'alice'], cwd, env);
+    expect(created.code).toBe(0);
+    const id = (await token(['list'], cwd, env)).out.split(' ')[0]!;
+    const cases: Array<[string[], RegExp]> = [
+      [['create', '--user', 'bob', 'phone'], /unexpected argument "phone"/],
+      [['create', 'bob', '--user', 'carol'], /unexpected argument "bob"/],
+      [['create', '--user', 'bob', '--lable', 'phone'], /unknown option "--lable"/],
+      [['list', 'alice'], /unexpected argument "alice"/],
+      [['revoke', id, 'pk_second-token-that-is-long'], /unexpected argument "pk_sec…"/],
+      [['revoke', id, '--wipe-all'], /unknown option "--wipe-all"/],
+      [['revoke'], /token id or token is required/],
+      [['create', '--user'], /--user needs a value/],
+    ];
+    for (const [args, message] of cases) {
+      const r = await token(args, cwd, env);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.out, args.join(' ')).toBe('');
+      expect(r.err, args.join(' ')).toMatch(message);
+      expect(r.err).not.toContain('pk_second-token-that-is-long');
+    }
+    // Nothing was created or revoked.
+    const listed = await token(['list'], cwd, env);
+    expect(listed.out.trim().split('\n')).toHaveLength(1);
+    expect(listed.out).toContain(id);
+  });
+
   it('revoke of a PARLEY_TOKENS token says it is static and how to remove it', async () => {
     const server = await startTestServer();
     await server.stop();

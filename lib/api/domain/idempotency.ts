@@ -175,7 +175,9 @@ export class IdempotencyStore {
       try {
         result = await handler(effect);
       } catch (error) {
-        if (!(error instanceof ApiError) || error.status >= 500) throw error;
+        // Not a 429 (too_many_uploads): "nothing was done, try again later", like a 5xx — stored,
+        // the retry after Retry-After would only get the 429 again.
+        if (!(error instanceof ApiError) || error.status >= 500 || error.status === 429) throw error;
         // A refusal is as much "the first response" as a success: undo what the handler wrote,
         // keep the claim, record the refusal.
         await effect.rollbackToSavepoint('effect').execute();

@@ -86,7 +86,7 @@ function errorReply(error: ApiError) {
 function refuseOnSocket(socket: Duplex, error: ApiError, id: string): void {
   const body = JSON.stringify(error.body());
   const head = [
-    `HTTP/1.1 ${error.status} Bad Request`,
+    `HTTP/1.1 ${error.status} ${http.STATUS_CODES[error.status] ?? 'Error'}`,
     'Content-Type: application/json; charset=utf-8',
     'Cache-Control: no-store',
     `Content-Length: ${Buffer.byteLength(body)}`,
@@ -98,24 +98,37 @@ function refuseOnSocket(socket: Duplex, error: ApiError, id: string): void {
   (socket as Duplex & { setTimeout?: (ms: number, cb: () => void) => void }).setTimeout?.(5_000, () => socket.destroy());
 }
 
-/** Node's raw answers to requests it could not parse or that took too long, with no body. */
-const NODE_ANSWERS: Record<string, string> = {
-  HPE_HEADER_OVERFLOW: '431 Request Header Fields Too Large',
-  HPE_CHUNK_EXTENSIONS_OVERFLOW: '413 Payload Too Large',
-  ERR_HTTP_REQUEST_TIMEOUT: '408 Request Timeout',
+/**
+ * What Node's parser refuses besides a malformed request, answered in the contract's shape (Node's
+ * own answers have no body): headers beyond its limit (16 KiB: `--max-http-header-size`, e.g. a
+ * huge Upload-Metadata: 431), chunk extensions beyond its limit (400; Node says 413), and a request
+ * that took too long (408).
+ */
+const NODE_REFUSALS: Record<string, () => ApiError> = {
+  HPE_HEADER_OVERFLOW: () =>
+    new ApiError('request_header_fields_too_large', 'The request headers are too large (at most 16 KiB in all); send shorter headers (Upload-Metadata carries only the metadata the server reads)'),
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: () => invalid(undefined, 'The chunk extensions of the request body are too large (at most 16 KiB)'),
+  ERR_HTTP_REQUEST_TIMEOUT: () =>
+    new ApiError('request_timeout', 'The request did not arrive in time (HEADERS_TIMEOUT_MS for its headers, REQUEST_TIMEOUT_MS for all of it); send it again'),
 };
 
 /**
- * A request Node's parser refused (a target that is not a URL, a broken header line): 400 in the
- * contract's shape, then the connection is closed — what Node does by default, with a body a
- * client can read. Timeouts and oversized headers keep Node's own answers.
+ * A request Node's parser refused: 400 in the contract's shape (a target that is not a URL, a
+ * broken header line), or the answer NODE_REFUSALS gives, then the connection is closed — what
+ * Node does by default, with a body a client can read. A client that closed its side of the
+ * connection in the middle of a request whose headers were taken (a body cut short) is not
+ * refused: its request is being handled (an upload keeps what arrived), and the connection just
+ * goes — there is no one left to read an answer on it.
  */
 function answerUnparsable(error: NodeJS.ErrnoException, socket: Duplex): void {
-  const sent = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent;
-  if (error.code === 'ECONNRESET' || !socket.writable || sent) return void socket.destroy();
-  const plain = error.code ? NODE_ANSWERS[error.code] : undefined;
-  if (plain) socket.end(`HTTP/1.1 ${plain}\r\nConnection: close\r\n\r\n`);
-  else refuseOnSocket(socket, invalid(undefined, 'The request could not be parsed as HTTP/1.1 (its request target must be a path on this server)'), requestId(undefined));
+  const inFlight = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (error.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) return void socket.destroy();
+  if (error.code === 'HPE_INVALID_EOF_STATE' && inFlight) return void socket.destroy();
+  const refusal = error.code ? NODE_REFUSALS[error.code] : undefined;
+  if (refusal) refuseOnSocket(socket, refusal(), requestId(undefined));
+  else if (error.code === 'HPE_INVALID_EOF_STATE') {
+    refuseOnSocket(socket, invalid(undefined, 'The connection was closed before the request was complete'), requestId(undefined));
+  } else refuseOnSocket(socket, invalid(undefined, 'The request could not be parsed as HTTP/1.1 (its request target must be a path on this server)'), requestId(undefined));
 }
 
 /**

@@ -112,10 +112,29 @@ const offsetMismatch = (offset: number) =>
   new ApiError('upload_offset_mismatch', `Upload-Offset does not match the upload's offset (${offset}); ask with HEAD and resume from there`, 'Upload-Offset', {}, {
     'Upload-Offset': String(offset),
   });
-const inProgress = () =>
+/** `writerUntil`: when the holder's lease lapses unless renewed (ms; unknown: a whole lease from now). */
+const inProgress = (writerUntil?: number | null) =>
   new ApiError('upload_in_progress', 'Another request is writing to this upload; retry after Retry-After (HEAD tells the offset)', undefined, {}, {
-    'Retry-After': String(Math.ceil(LEASE_MS / 1000)),
+    'Retry-After': String(Math.max(1, Math.ceil(((writerUntil ?? Date.now() + LEASE_MS) - Date.now()) / 1000))),
   });
+const tooManyUploads = (max: number, retryAfter: number) =>
+  new ApiError(
+    'too_many_uploads',
+    `You have ${max} unfinished uploads, the most this server keeps open for one user: finish or DELETE one, or retry after Retry-After ` +
+      '(an abandoned upload counts until it expires, Upload-Expires)',
+    undefined,
+    {},
+    { 'Retry-After': String(Math.max(1, retryAfter)) },
+  );
+const chunkLimit = (max: number, left: number) =>
+  new ApiError(
+    'upload_chunk_limit',
+    `This upload holds ${max - 1} pieces, one less than the most one upload may (${max}): the next PATCH must carry every byte left (${left}), ` +
+      'in one request; bytes of one that ends short are not kept',
+    'Content-Length',
+  );
+/** How long a HEAD waits for a PATCH of this process, whose body has ended, to record its chunk. */
+const RECORDING_WAIT_MS = 5_000;
 const expired = () => new ApiError('upload_expired', 'This upload expired; its bytes were removed. Start a new upload');
 const uploadTooLarge = (max: number, param: string) =>
   new ApiError('file_too_large', `The file exceeds the upload limit of ${max} bytes`, param);
@@ -153,7 +172,9 @@ export function parseMetadata(raw: string | null): Map<string, string> {
     }
     let decoded: string;
     try {
-      decoded = new TextDecoder('utf-8', { fatal: true }).decode(Buffer.from(value ?? '', 'base64'));
+      // ignoreBOM: a leading U+FEFF is the value's, not dropped — a filename that starts with one is
+      // refused as POST /v1/files refuses it.
+      decoded = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(Buffer.from(value ?? '', 'base64'));
     } catch {
       throw bad(`value of ${key} is not UTF-8`);
     }
@@ -265,6 +286,8 @@ interface LocalWriter {
    * bytes): what a termination waits for, so that no byte of the upload outlives it.
    */
   received: Promise<void>;
+  /** Its body has ended (all of it, or cut short): what is left is recording its chunk. */
+  bodyEnded(): boolean;
 }
 
 export class TusUploads {
@@ -392,6 +415,7 @@ export class TusUploads {
         content: { upload_length: length, metadata: [...metadata.entries()].filter(([k]) => METADATA_KEYS.has(k)).sort() },
       }),
       async (trx) => {
+        await this.refuseOverOpenCap(trx, user, now);
         await withUploads(trx)
           .insertInto('uploads')
           .values({
@@ -451,6 +475,7 @@ export class TusUploads {
   }
 
   private async head(request: ApiRequest, user: string, id: string): Promise<ApiResult> {
+    await this.recorded(user, id);
     const row = await this.settled(await this.get(user, id));
     if (this.isExpired(row)) throw expired();
     if (row.file_id === null && row.upload_offset === row.upload_length) return this.completeStored(row, request);
@@ -477,7 +502,7 @@ export class TusUploads {
       throw error;
     }
     let release!: () => void;
-    const local: LocalWriter = { cancel: () => {}, released: new Promise<void>((resolve) => (release = resolve)), received: Promise.resolve() };
+    const local: LocalWriter = { cancel: () => {}, released: new Promise<void>((resolve) => (release = resolve)), received: Promise.resolve(), bodyEnded: () => true };
     this.writers.set(row.id, local);
     try {
       const fileId = await this.complete(row, lease, request);
@@ -554,6 +579,11 @@ export class TusUploads {
     }
     if (offset !== row.upload_offset) throw offsetMismatch(row.upload_offset);
     if (body !== null && contentLength !== null && offset + contentLength > row.upload_length) throw beyondLength();
+    // At most MAX_UPLOAD_CHUNKS chunks (a blob each): with one slot left, the PATCH must bring the
+    // upload to its end. (Counted before the lease: the count only changes with the offset.)
+    const maxChunks = this.deps.config.uploads.maxChunks;
+    const mustFinish = body !== null && contentLength !== 0 && (await this.chunkCount(row.id)) >= maxChunks - 1;
+    if (mustFinish && end !== null && end < row.upload_length) throw chunkLimit(maxChunks, row.upload_length - offset);
     const lease = await this.claim(row.id, offset);
     const cancelled = { cancel: () => {} };
     let release!: () => void;
@@ -562,6 +592,7 @@ export class TusUploads {
       cancel: () => cancelled.cancel(),
       released: new Promise<void>((resolve) => (release = resolve)),
       received: new Promise<void>((resolve) => (received = resolve)),
+      bodyEnded: () => !body || body.destroyed || body.readableEnded || Boolean((body as { socket?: { readableEnded?: boolean } }).socket?.readableEnded),
     };
     this.writers.set(row.id, local);
     // Renewed while bytes arrive and while the file is made (copying a large upload takes a while).
@@ -586,7 +617,7 @@ export class TusUploads {
             ? (blob: BlobWrite, digest: Digest) => this.completeWhole(row, lease, blob, digest, request)
             : undefined;
         try {
-          ({ reached, fileId } = await this.receive(row, offset, body, lease, whole));
+          ({ reached, fileId } = await this.receive(row, offset, body, lease, whole, mustFinish));
         } finally {
           received(); // its chunk is recorded (or its file made), or its blob removed
         }
@@ -632,7 +663,7 @@ export class TusUploads {
       // Held. By a request of this process (a connection that died unnoticed, or a client that
       // gave up on it): end that one, let it record what it received, and look again.
       const holder = this.writers.get(id);
-      if (!holder || attempt > 0) throw inProgress();
+      if (!holder || attempt > 0) throw inProgress(current.writer_until);
       holder.cancel();
       await Promise.race([holder.released, new Promise((resolve) => setTimeout(resolve, TAKEOVER_WAIT_MS).unref())]);
     }
@@ -650,6 +681,7 @@ export class TusUploads {
     body: Readable,
     lease: Lease,
     whole?: (blob: BlobWrite, digest: Digest) => Promise<string>,
+    mustFinish = false,
   ): Promise<{ reached: number; fileId: string | null }> {
     const room = row.upload_length - offset;
     let size = 0;
@@ -687,6 +719,11 @@ export class TusUploads {
       await blob.abort();
       return { reached: offset, fileId: null };
     }
+    if (mustFinish && size < room) {
+      // The upload's last chunk slot takes only the rest of it: these bytes are not kept.
+      await blob.abort();
+      throw chunkLimit(this.deps.config.uploads.maxChunks, room);
+    }
     await blob.finish();
     if (whole && hash && size === room) {
       let failure: unknown;
@@ -722,8 +759,8 @@ export class TusUploads {
           .returning('id')
           .executeTakeFirst();
         if (!moved) {
-          const still = await db.selectFrom('uploads').select('id').where('id', '=', row.id).executeTakeFirst();
-          throw still ? inProgress() : notFound('upload'); // lease lost (lapsed), or the upload was deleted
+          const still = await db.selectFrom('uploads').select(['id', 'writer_until']).where('id', '=', row.id).executeTakeFirst();
+          throw still ? inProgress(still.writer_until) : notFound('upload'); // lease lost (lapsed), or the upload was deleted
         }
         await db.insertInto('upload_chunks').values({ upload_id: row.id, upload_offset: offset, size, storage_key: blob.key }).execute();
       });
@@ -786,6 +823,59 @@ export class TusUploads {
     } finally {
       await this.deps.drainDeletions().catch((error) => this.deps.log.error('[parley] a blob deletion pass failed:', error));
     }
+  }
+
+  private async chunkCount(id: string): Promise<number> {
+    const { n } = await this.db.selectFrom('upload_chunks').select((eb) => eb.fn.countAll<number | string>().as('n')).where('upload_id', '=', id).executeTakeFirstOrThrow();
+    return Number(n);
+  }
+
+  /**
+   * A HEAD while a PATCH of this process, whose body has ended (a client that closed its
+   * connection mid-PATCH, typically, and now asks where to resume), is still recording its chunk:
+   * waits for that (bounded), so the HEAD tells the offset the chunk reaches, not the one before.
+   * Not for a PATCH still receiving (that may take minutes), nor for another user's upload.
+   */
+  private async recorded(user: string, id: string): Promise<void> {
+    const writer = this.writers.get(id);
+    if (!writer || !writer.bodyEnded()) return;
+    await this.get(user, id);
+    await Promise.race([writer.received, new Promise((resolve) => setTimeout(resolve, RECORDING_WAIT_MS).unref())]);
+  }
+
+  /** Creation: the user's unfinished, unexpired uploads are fewer than MAX_OPEN_UPLOADS_PER_USER (429 otherwise). */
+  private async refuseOverOpenCap(trx: Db, user: string, now: number): Promise<void> {
+    const max = this.deps.config.uploads.maxOpenPerUser;
+    const open = await withUploads(trx)
+      .selectFrom('uploads')
+      .select((eb) => [eb.fn.countAll<number | string>().as('n'), eb.fn.min('expires_at').as('first')])
+      .where('user_id', '=', user)
+      .where('file_id', 'is', null)
+      .where('expires_at', '>', now)
+      .executeTakeFirstOrThrow();
+    if (Number(open.n) >= max) throw tooManyUploads(max, Number(open.first) - now);
+  }
+
+  /**
+   * After a deletion that may have taken uploads with it (a conversation's: its uploads go by
+   * trigger, migration 0005): a PATCH of this process still receiving bytes for an upload that is
+   * gone is ended, and its unrecorded chunk removed, before the deletion is answered. (One on
+   * another instance removes its chunk when its body ends: its upload's row is gone.)
+   */
+  async endDeleted(): Promise<void> {
+    const ids = [...this.writers.keys()];
+    if (ids.length === 0) return;
+    const live = new Set((await this.db.selectFrom('uploads').select('id').where('id', 'in', ids).execute()).map((r) => r.id));
+    await Promise.all(
+      ids
+        .filter((id) => !live.has(id))
+        .map(async (id) => {
+          const writer = this.writers.get(id);
+          if (!writer) return;
+          writer.cancel();
+          await writer.received;
+        }),
+    );
   }
 
   /** DELETE: ends the upload; its stored bytes go (a finished upload's file stays). */

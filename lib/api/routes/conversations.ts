@@ -91,9 +91,14 @@ export const conversationRoutes: Route[] = [
     method: 'DELETE',
     operationId: 'deleteConversation',
     summary: 'Delete a conversation',
-    description: 'Deletes it with its messages, its files and their stored bytes.',
+    description: 'Deletes it with its messages, its files and their stored bytes, and the unfinished uploads (/v1/uploads) into it with theirs.',
     idempotent: true,
     responses: { '204': empty('Deleted'), ...common, ...none, ...writes },
-    handle: (api, call) => deleteOne(api, call, (trx) => api.conversations.delete(trx, call.user, call.params.id!)),
+    handle: async (api, call) => {
+      const result = await deleteOne(api, call, (trx) => api.conversations.delete(trx, call.user, call.params.id!));
+      // Its uploads went with it (by trigger); a PATCH of this process still writing to one is ended.
+      await api.uploads.endDeleted().catch((error) => api.log.error('[parley] ending the uploads of a deleted conversation failed:', error));
+      return result;
+    },
   },
 ];

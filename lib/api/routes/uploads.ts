@@ -3,7 +3,7 @@
 // answer): every method of these paths but OPTIONS reaches it.
 import { z } from 'zod';
 import { Id } from '../../schemas';
-import { common, empty, error, notFound, ok, publicCommon, writes, type Responses } from './responses';
+import { common, empty, error, notFound, ok, publicCommon, retryable, writes, type Responses } from './responses';
 import type { Api, Call, Route } from './route';
 
 const schemaHeader = (name: string, description: string, schema: object = { type: 'string' }) => ({ [name]: { description, schema } });
@@ -82,6 +82,9 @@ export const uploadRoutes: Route[] = [
       ...writes,
       '413': error('file_too_large: Upload-Length over MAX_UPLOAD_BYTES (Tus-Max-Size), or a body past Upload-Length'),
       '415': error('unsupported_media_type: a body that is not application/offset+octet-stream'),
+      '429': retryable(
+        `${(common['429'] as { description: string }).description}; or too_many_uploads: the user has MAX_OPEN_UPLOADS_PER_USER unfinished uploads (an abandoned one counts until it expires; Retry-After: until the first of them does) — finish or DELETE one`,
+      ),
     }),
     handle,
   },
@@ -120,7 +123,7 @@ export const uploadRoutes: Route[] = [
       ...notFound('no such upload'),
       ...writes,
       '409': error(
-        'upload_offset_mismatch (Upload-Offset is not the upload\'s, which the answer\'s Upload-Offset tells: resume from there), or upload_in_progress (another PATCH holds the upload; retry after Retry-After)',
+        'upload_offset_mismatch (Upload-Offset is not the upload\'s, which the answer\'s Upload-Offset tells: resume from there), upload_in_progress (another PATCH holds the upload; retry after Retry-After, what is left of its hold), or upload_chunk_limit (the upload holds MAX_UPLOAD_CHUNKS - 1 pieces: the next PATCH must carry every byte left, and one that ends short keeps nothing)',
         { ...offset, ...length, ...expires, ...fileId, 'Retry-After': { $ref: '#/components/headers/Retry-After' } },
       ),
       '410': error('upload_expired: its bytes were removed'),

@@ -197,6 +197,47 @@ export function migrations(dialect: DialectName): Record<string, Migration> {
         }
       },
     },
+
+    // An upload ends with the conversation (or message) it was going to: deleting a conversation —
+    // its messages go by ON DELETE CASCADE — deletes the uploads into it or into its messages, in
+    // the same transaction, by trigger (so no delete path can forget them); their chunk rows go by
+    // the cascade of 0004_uploads, and their blobs are queued for removal by its trigger. HEAD then
+    // answers 404. (No foreign key: SQLite cannot add one to an existing table.) The indexes keep
+    // each trigger an index seek, not a scan of every upload per deleted message.
+    '0005_uploads_end_with_their_target': {
+      async up(db: Kysely<any>) {
+        await db.schema.createIndex('uploads_conversation').on('uploads').column('conversation_id').execute();
+        await db.schema.createIndex('uploads_message').on('uploads').column('message_id').execute();
+        if (dialect === 'postgres') {
+          await sql`
+            create function parley_end_uploads() returns trigger language plpgsql as $$
+            begin
+              if TG_TABLE_NAME = 'conversations' then
+                delete from uploads where conversation_id = old.id;
+              else
+                delete from uploads where message_id = old.id;
+              end if;
+              return null;
+            end $$`.execute(db);
+          for (const table of ['conversations', 'messages']) {
+            await sql
+              .raw(`create trigger ${table}_end_uploads after delete on ${table} for each row execute function parley_end_uploads()`)
+              .execute(db);
+          }
+        } else {
+          await sql`
+            create trigger conversations_end_uploads after delete on conversations
+            begin
+              delete from uploads where conversation_id = old.id;
+            end`.execute(db);
+          await sql`
+            create trigger messages_end_uploads after delete on messages
+            begin
+              delete from uploads where message_id = old.id;
+            end`.execute(db);
+        }
+      },
+    },
     // Remote wipe: a token marked wiped (`npm run token -- revoke <id> --wipe`) is kept, so that a
     // request with it is answered 401 device_wiped (the device erases its copy) instead of a plain
     // 401. Numbered with room before it: migrations of other work may land in between.
