@@ -76,12 +76,22 @@ const limitedNoHint: Outcome<unknown> = { kind: 'rate_limited', retryAfter: null
 const inProgress: Outcome<unknown> = { kind: 'in_progress', retryAfter: '2', message: 'running' };
 const inProgressNoHint: Outcome<unknown> = { kind: 'in_progress', retryAfter: null, message: 'running' };
 const signIn: Outcome<unknown> = { kind: 'unauthenticated', message: 'expired' };
-const refused422: Outcome<unknown> = { kind: 'refused', status: 422, error: { type: 'invalid_request', code: 'parameter_invalid', message: 'too long' }, message: 'too long' };
-const refusedBare: Outcome<unknown> = { kind: 'refused', status: 403, error: null, message: 'HTTP 403' };
-const notFound: Outcome<unknown> = { kind: 'refused', status: 404, error: { type: 'invalid_request', code: 'resource_missing', message: 'gone' }, message: 'gone' };
+const wiped: Outcome<unknown> = { kind: 'unauthenticated', message: 'wiped', wiped: true };
+const refused422: Outcome<unknown> = {
+  kind: 'refused',
+  status: 422,
+  code: 'parameter_invalid',
+  error: { type: 'invalid_request', code: 'parameter_invalid', message: 'too long' },
+  message: 'too long',
+};
+const refusedBare: Outcome<unknown> = { kind: 'refused', status: 403, code: null, error: null, message: 'HTTP 403' };
+/** A body outside the contract's shape (classify.ts: its code is read, `error` is null). */
+const refusedLoose: Outcome<unknown> = { kind: 'refused', status: 400, code: 'bad_thing', error: null, message: 'no' };
+const notFound: Outcome<unknown> = { kind: 'refused', status: 404, code: 'resource_missing', error: { type: 'invalid_request', code: 'resource_missing', message: 'gone' }, message: 'gone' };
 const noLastOpened: Outcome<unknown> = {
   kind: 'refused',
   status: 400,
+  code: 'parameter_unknown',
   error: { type: 'invalid_request', code: 'parameter_unknown', message: 'unknown', param: 'last_opened_at' },
   message: 'unknown',
 };
@@ -145,6 +155,8 @@ const settleTable: SettleRow[] = [
     changed({ state: 'queued', attempts: 2 }, { stop: { kind: 'unauthenticated', message: 'expired' } })],
   ['401 never takes attempts below zero', op({ state: 'inflight', attempts: 0 }), signIn, 'request',
     changed({ state: 'queued', attempts: 0 }, { stop: { kind: 'unauthenticated', message: 'expired' } })],
+  ['401 device_wiped → as any 401, the stop says wiped', inflight, wiped, 'request',
+    changed({ state: 'queued', attempts: 2 }, { stop: { kind: 'unauthenticated', message: 'wiped', wiped: true } })],
   // inflight → queued rewritten: a body the server can take only in part
   ['400 unknown last_opened_at → rewritten without it, a new key', inflightUpdate, noLastOpened, 'request',
     changed({ state: 'queued', body: { kind: 'conversation.update', patch: { is_pinned: true } }, keyVersion: 1 }, { learned: 'serverLacksLastOpened' })],
@@ -157,6 +169,8 @@ const settleTable: SettleRow[] = [
     changed({ state: 'failed', error: err(422, 'parameter_invalid', 'too long'), outcomeUnknown: false, keyVersion: 1 }, { rebuild: 'mentioned' })],
   ['4xx without a body → failed, code http_<status>', inflight, refusedBare, 'request',
     changed({ state: 'failed', error: err(403, 'http_403', 'HTTP 403'), outcomeUnknown: false, keyVersion: 1 }, { rebuild: 'mentioned' })],
+  ['4xx with a code outside the contract\'s shape → failed with that code', inflight, refusedLoose, 'request',
+    changed({ state: 'failed', error: err(400, 'bad_thing', 'no'), outcomeUnknown: false, keyVersion: 1 }, { rebuild: 'mentioned' })],
   ['4xx to an upload → failed, a new key and a new tus upload', inflightUpload, refused422, 'request',
     changed({ state: 'failed', error: err(422, 'parameter_invalid', 'too long'), outcomeUnknown: false, keyVersion: 1, tus: undefined }, { rebuild: 'mentioned' })],
   ['4xx to a cancelled upload → failed, its upload URL kept', inflightCancelled, refused422, 'after',

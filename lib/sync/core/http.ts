@@ -1,35 +1,13 @@
 // The thin edge to /v1: builds requests, sorts every outcome into one of a few kinds the
-// engine acts on, and validates response bodies with the shared schemas. The fetch is injected.
+// engine acts on (an answer through classify.ts), and validates response bodies with the shared
+// schemas. The fetch is injected.
 import { z } from 'zod';
-import { ApiErrorBody } from '../../schemas';
+import { classify, type Outcome } from './classify';
 
 export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>;
 
-export type Outcome<T> =
-  /** 2xx with a valid body. */
-  | { kind: 'ok'; value: T; replayed: boolean; serverTime: number | null }
-  /**
-   * Never got a usable answer: network error, or a 2xx body we could not read. Server may have acted.
-   * `unreachable`: the failure looks like "could not reach the server" (no connection could be
-   * made, or the device says it is offline) rather than "sent, answer lost". Only for pacing
-   * retries: it is a guess in a browser (a request may leave just before the link drops), so it
-   * never makes the outcome known; replay still verifies a sent operation as for any lost answer.
-   */
-  | { kind: 'network'; message: string; unreachable?: boolean }
-  /** 5xx (507 insufficient_storage included): try again later. The server may have acted (a proxy's 502/504 says nothing). */
-  | { kind: 'server'; status: number; message: string }
-  /** 429: try again after Retry-After. */
-  | { kind: 'rate_limited'; retryAfter: string | null; message: string }
-  /**
-   * 409 idempotency_in_progress: the first request with this Idempotency-Key is still running (or
-   * was abandoned by a crashed server process). Not a refusal: retry after Retry-After with the
-   * SAME key, which then gets the first request's answer.
-   */
-  | { kind: 'in_progress'; retryAfter: string | null; message: string }
-  /** 401: the token is no good; stop and ask the user to sign in again. */
-  | { kind: 'unauthenticated'; message: string }
-  /** Any other 4xx: the server refused this request and did not act. */
-  | { kind: 'refused'; status: number; error: ApiErrorBody | null; message: string };
+// The outcome kinds, and the one reading of an answer, are classify.ts's.
+export type { Outcome } from './classify';
 
 export interface HttpDeps {
   fetch: FetchLike;
@@ -85,12 +63,6 @@ function urlFor(baseUrl: string, spec: RequestSpec): string {
   return url.toString();
 }
 
-function serverTimeOf(response: Response): number | null {
-  const date = response.headers.get('date');
-  const ms = date ? Date.parse(date) : NaN;
-  return Number.isNaN(ms) ? null : Math.floor(ms / 1000);
-}
-
 /** Sends one request and classifies the result. `schema` null = no body expected (204). */
 export async function call<T>(deps: HttpDeps, spec: RequestSpec, schema: z.ZodType<T> | null): Promise<Outcome<T>> {
   const token = await deps.getToken();
@@ -138,24 +110,13 @@ export async function call<T>(deps: HttpDeps, spec: RequestSpec, schema: z.ZodTy
     stall?.clear();
   }
 
-  if (response.ok) {
-    if (schema === null) {
-      return { kind: 'ok', value: undefined as T, replayed: isReplay(response), serverTime: serverTimeOf(response) };
-    }
-    const parsed = schema.safeParse(safeJson(text));
-    if (!parsed.success) return { kind: 'network', message: `unreadable ${response.status} response` };
-    return { kind: 'ok', value: parsed.data, replayed: isReplay(response), serverTime: serverTimeOf(response) };
-  }
-
-  const error = ApiErrorBody.safeParse(safeJson(text));
-  const message = error.success ? error.data.message : `HTTP ${response.status}`;
-  if (response.status === 401) return { kind: 'unauthenticated', message };
-  if (response.status === 429) return { kind: 'rate_limited', retryAfter: response.headers.get('retry-after'), message };
-  if (response.status === 409 && error.success && error.data.code === 'idempotency_in_progress') {
-    return { kind: 'in_progress', retryAfter: response.headers.get('retry-after'), message };
-  }
-  if (response.status >= 500) return { kind: 'server', status: response.status, message };
-  return { kind: 'refused', status: response.status, error: error.success ? error.data : null, message };
+  const answer = classify(response.status, response.headers, text);
+  if (answer.kind !== 'ok') return answer;
+  const { replayed, serverTime } = answer;
+  if (schema === null) return { kind: 'ok', value: undefined as T, replayed, serverTime };
+  const parsed = schema.safeParse(safeJson(text));
+  if (!parsed.success) return { kind: 'network', message: `unreadable ${response.status} response` };
+  return { kind: 'ok', value: parsed.data, replayed, serverTime };
 }
 
 /** Aborts its signal when `moved()` has not been called for `ms` (armed at once). */
@@ -186,10 +147,6 @@ class StallTimer {
 /** The server honours Idempotency-Key (the embedded server says so on every /v1 response). */
 export function advertisesIdempotency(headers: Headers): boolean {
   return headers.get('idempotency')?.trim().toLowerCase() === 'supported';
-}
-
-function isReplay(response: Response): boolean {
-  return response.headers.get('idempotent-replayed') === 'true';
 }
 
 function safeJson(text: string): unknown {

@@ -21,6 +21,7 @@
 import { createParser } from 'eventsource-parser';
 import type { Clock } from '../core/clock';
 import type { FetchLike } from '../core/http';
+import { classify } from '../core/classify';
 import { backoffDelay } from '../outbox/operations';
 
 export interface LiveDeps {
@@ -180,13 +181,16 @@ export class LiveStream {
       } catch {
         return { ending: this.stoppedOr(generation, 'failed'), delivered };
       }
-      if (response.status === 401) return { ending: 'unauthenticated', delivered };
-      if (response.status === 404 || response.status === 405) return { ending: 'unsupported', delivered };
-      if (response.status === 410) return { ending: 'expired', delivered };
-      if (!response.ok || !response.body) {
-        await response.body?.cancel().catch(() => {});
+      if (!response.ok) {
+        // An answer, not a stream: what it means is classify.ts's (401: stop until a sign-in; a
+        // server without the stream: 404/405; a Last-Event-ID past the retention: 410).
+        const answer = classify(response.status, response.headers, await response.text().catch(() => ''));
+        if (answer.kind === 'unauthenticated') return { ending: 'unauthenticated', delivered };
+        if (answer.kind === 'refused' && (answer.status === 404 || answer.status === 405)) return { ending: 'unsupported', delivered };
+        if (answer.kind === 'refused' && answer.status === 410) return { ending: 'expired', delivered };
         return { ending: 'failed', delivered };
       }
+      if (!response.body) return { ending: 'failed', delivered };
       const parser = createParser({
         onEvent: (message) => {
           if (message.event === 'error') {

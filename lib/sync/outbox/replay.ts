@@ -17,6 +17,7 @@ import type { ParleyDb } from '../mirror/db';
 import { getMeta, setMeta } from '../mirror/meta';
 import { answerScope } from '../mirror/scopes';
 import { call, type HttpDeps, type Outcome } from '../core/http';
+import { classify, gone } from '../core/classify';
 import * as lifecycle from './lifecycle';
 import { answered, settle, type SettleContext, type Stop } from './settle';
 import {
@@ -494,7 +495,7 @@ async function send(deps: ReplayDeps, op: OutboxOp): Promise<Outcome<apply.Effec
     case 'file.upload': {
       const chunks = await deps.db.uploadChunks.where('opId').equals(op.id).sortBy('index');
       if (chunks.length !== body.chunkCount) {
-        return { kind: 'refused', status: 0, error: null, message: 'the bytes of this upload are missing on this device' };
+        return { kind: 'refused', status: 0, code: null, error: null, message: 'the bytes of this upload are missing on this device' };
       }
       const form = new FormData();
       if (body.messageId) form.append('message_id', body.messageId);
@@ -543,8 +544,8 @@ async function terminate(deps: ReplayDeps, url: string | null, knownFileId: stri
   let uploadGone = url === null;
   if (url !== null) {
     const head = await tusRequest(deps, 'HEAD', url);
-    if (head.kind !== 'ok') return head;
-    if (head.value.status === 404 || head.value.status === 410) uploadGone = true;
+    if (gone(head)) uploadGone = true;
+    else if (head.kind !== 'ok') return head;
     else fileId ??= head.value.headers.get('upload-file-id');
   }
   if (fileId) {
@@ -553,7 +554,7 @@ async function terminate(deps: ReplayDeps, url: string | null, knownFileId: stri
   }
   if (!uploadGone) {
     const ended = await tusRequest(deps, 'DELETE', url!, `${key}~upload`);
-    if (ended.kind !== 'ok') return ended;
+    if (ended.kind !== 'ok' && !gone(ended)) return ended;
   }
   return ok;
 }
@@ -579,13 +580,13 @@ async function locateUpload(
       .map(([name, value]) => `${name} ${base64(value)}`)
       .join(','),
   });
+  // Its target is gone (and with it any file it made), or the server no longer has /v1/uploads.
+  if (gone(created)) return { kind: 'ok', value: { url: null, fileId: null }, replayed: false, serverTime: null };
   if (created.kind !== 'ok') return created;
   const response = created.value;
   const location = response.headers.get('location');
-  // Its target is gone (and with it any file it made), or the server no longer has /v1/uploads.
-  if (response.status === 404 || response.status === 410) return { kind: 'ok', value: { url: null, fileId: null }, replayed: false, serverTime: null };
-  if (!response.ok || !location) {
-    return { kind: 'refused', status: response.status, error: null, message: `the upload could not be found (HTTP ${response.status})` };
+  if (!location) {
+    return { kind: 'refused', status: response.status, code: null, error: null, message: `the upload could not be found (HTTP ${response.status}, no Location)` };
   }
   return { kind: 'ok', value: { url: new URL(location, endpoint).toString(), fileId: response.headers.get('upload-file-id') }, replayed: false, serverTime: null };
 }
@@ -597,7 +598,10 @@ function base64(value: string): string {
   return btoa(binary);
 }
 
-/** A tus request without a body; a 2xx, 404 or 410 is an answer (`ok`), anything else classified as call() does. */
+/**
+ * A tus request without a body, its answer classified as call()'s (classify.ts): a 2xx is `ok`
+ * (with the response, for its headers); 404 and 410 are refusals the callers read with `gone`.
+ */
 async function tusRequest(
   deps: ReplayDeps,
   method: 'HEAD' | 'DELETE' | 'POST',
@@ -617,20 +621,9 @@ async function tusRequest(
     return { kind: 'network', message: error instanceof Error ? error.message : String(error), unreachable: deps.isOffline?.() === true };
   }
   await deps.onResponse?.(response.headers);
-  const text = await response.text().catch(() => '');
-  const status = response.status;
-  if (response.ok || status === 404 || status === 410) return { kind: 'ok', value: response, replayed: false, serverTime: null };
-  let message = `HTTP ${status}`;
-  try {
-    message = (JSON.parse(text) as { message?: string }).message ?? message;
-  } catch {
-    // not JSON
-  }
-  if (status === 401) return { kind: 'unauthenticated', message };
-  if (status === 429) return { kind: 'rate_limited', retryAfter: response.headers.get('retry-after'), message };
-  if (status === 409) return { kind: 'in_progress', retryAfter: response.headers.get('retry-after'), message };
-  if (status >= 500) return { kind: 'server', status, message };
-  return { kind: 'refused', status, error: null, message };
+  const answer = classify(response.status, response.headers, await response.text().catch(() => ''));
+  if (answer.kind !== 'ok') return answer;
+  return { kind: 'ok', value: response, replayed: answer.replayed, serverTime: answer.serverTime };
 }
 
 function map<T, U>(out: Outcome<T | Gone<T>>, f: (value: T, gone: boolean) => U): Outcome<U> {

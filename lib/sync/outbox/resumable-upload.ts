@@ -19,13 +19,15 @@
 //   bytes, its URL kept, then PATCHes.
 // - No fixed time limit: a request is abandoned when no byte has moved for `stallMs`; the next
 //   attempt resumes from HEAD.
-// - Every failure is classified as http.ts classifies answers, and settled by the replay like any
-//   other (backoff, 401 stop, dead letter with the server's message).
+// - Every answer is classified by core/classify.ts, as http.ts's are; what it means for tus (an
+//   upload gone, an offset mismatch) is decided here from the classified outcome. Failures are
+//   settled by the replay like any other (backoff, 401 stop, dead letter with the server's message).
 import { Upload, type FileReader as TusFileReader, type FileSource, type HttpRequest, type HttpResponse, type HttpStack } from 'tus-js-client';
-import { ApiErrorBody, FileObject, type FileObject as FileObjectT } from '../../schemas';
+import { FileObject, type FileObject as FileObjectT } from '../../schemas';
 import type { ParleyDb } from '../mirror/db';
 import { getMeta, setMeta } from '../mirror/meta';
 import type { HttpDeps, Outcome } from '../core/http';
+import { classify, gone } from '../core/classify';
 import { tusNoted, type OutboxOp, type TusState } from './lifecycle';
 
 /** What the sync worker hands the engine (EngineDeps.resumable): the replay's tus side. */
@@ -102,12 +104,12 @@ export async function uploadsOffered(deps: TusDeps): Promise<Outcome<boolean>> {
   } catch (error) {
     return { kind: 'network', message: messageOf(error), unreachable: deps.isOffline?.() === true };
   }
-  await response.arrayBuffer().catch(() => {});
+  const answer = classify(response.status, response.headers, await response.text().catch(() => ''));
   const version = response.headers.get('tus-version');
   let tus: boolean;
-  if (response.ok && version !== null && version.split(',').map((v) => v.trim()).includes('1.0.0')) tus = true;
-  else if (response.ok || response.status === 404 || response.status === 405) tus = false;
-  else return classify(response.status, response.headers, '');
+  if (answer.kind === 'ok' && version !== null && version.split(',').map((v) => v.trim()).includes('1.0.0')) tus = true;
+  else if (answer.kind === 'ok' || (answer.kind === 'refused' && (answer.status === 404 || answer.status === 405))) tus = false;
+  else return answer;
   await setMeta(deps.db, UPLOADS_KEY, { server: tus ? 'tus' : 'plain', checkedAt: deps.now() });
   return { kind: 'ok', value: tus, replayed: false, serverTime: null };
 }
@@ -165,7 +167,7 @@ export async function sendResumable(
   const source = await openSource(deps.db, op.id, body.size, body.chunkCount);
   if (!source && (await isCancelled())) return { outcome: { kind: 'network', message: 'cancelled' }, sent: false, progressed: false, cancelled: true };
   if (!source) {
-    return { outcome: { kind: 'refused', status: 0, error: null, message: 'the bytes of this upload are missing on this device' }, sent: false, progressed: false };
+    return { outcome: { kind: 'refused', status: 0, code: null, error: null, message: 'the bytes of this upload are missing on this device' }, sent: false, progressed: false };
   }
 
   let sent = false;
@@ -251,7 +253,6 @@ function runOnce(
     const stack = new WorkerHttpStack(deps, async (request, response) => {
       // Runs on every answer, before tus-js-client sees it. Throwing a Stop ends the run.
       const method = request.getMethod();
-      const status = response.status;
       if (method !== 'HEAD') flags.sent = true;
       const offset = Number.parseInt(response.headers.get('upload-offset') ?? '', 10);
       if (Number.isFinite(offset)) {
@@ -275,23 +276,20 @@ function runOnce(
       }
       // The small first PATCH of a resume was taken: go on with full ones (from a fresh HEAD).
       if (method === 'PATCH' && response.ok && probing) throw new Stop({ kind: 'restart', sent: true, progressed: true, probed: true });
-      if (response.ok) return;
-      const text = await response.text().catch(() => '');
-      const outcome = classify(status, response.headers, text);
-      const code = outcome.kind === 'refused' ? outcome.error?.code : undefined;
-      const param = outcome.kind === 'refused' ? outcome.error?.param : undefined;
-      if (method === 'PATCH' && status === 404 && code === 'resource_missing' && (param === 'conversation_id' || param === 'message_id')) {
+      const outcome = classify(response.status, response.headers, await response.text().catch(() => ''));
+      if (outcome.kind === 'ok') return;
+      if (method === 'PATCH' && gone(outcome) && outcome.code === 'resource_missing' && (outcome.error?.param === 'conversation_id' || outcome.error?.param === 'message_id')) {
         // The completion's answer: the upload's conversation (or message) is gone. Final, as POST
         // /v1/files's 404 is; a new upload would be refused the same way.
         throw new Stop({ kind: 'failed', outcome, sent: true });
       }
-      if (method !== 'POST' && (status === 404 || status === 410)) {
+      if (method !== 'POST' && gone(outcome)) {
         // The server no longer knows this upload (expired, removed): a new one from the queued
         // bytes, under a new creation key (the old key would give back the old upload).
         await save({ url: null, generation: state.generation + 1 });
         throw new Stop({ kind: 'restart', sent: flags.sent, progressed: flags.progressed });
       }
-      if (method === 'PATCH' && status === 409 && code === 'upload_offset_mismatch') {
+      if (method === 'PATCH' && outcome.kind === 'refused' && outcome.code === 'upload_offset_mismatch') {
         throw new Stop({ kind: 'restart', sent: flags.sent, progressed: flags.progressed });
       }
       throw new Stop({ kind: 'failed', outcome, sent: flags.sent || method !== 'HEAD' });
@@ -547,26 +545,6 @@ async function openSource(db: ParleyDb, opId: string, size: number, chunkCount: 
     reader: { openFile: async () => source },
   };
   return source;
-}
-
-// ---- Classification: as http.ts sorts answers. ----
-
-function classify(status: number, headers: Headers, text: string): Exclude<Outcome<unknown>, { kind: 'ok' }> {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  const error = ApiErrorBody.safeParse(json);
-  const message = error.success ? error.data.message : `HTTP ${status}`;
-  if (status === 401) return { kind: 'unauthenticated', message };
-  if (status === 429) return { kind: 'rate_limited', retryAfter: headers.get('retry-after'), message };
-  if (status === 409 && error.success && (error.data.code === 'idempotency_in_progress' || error.data.code === 'upload_in_progress')) {
-    return { kind: 'in_progress', retryAfter: headers.get('retry-after'), message };
-  }
-  if (status >= 500) return { kind: 'server', status, message };
-  return { kind: 'refused', status, error: error.success ? error.data : null, message };
 }
 
 function urlOf(baseUrl: string, path: string): string {

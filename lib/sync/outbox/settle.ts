@@ -4,9 +4,9 @@
 //
 //   ok (2xx), or 404 to the operation's own DELETE ............ done (lifecycle `done`, apply.ts)
 //   network error, the server unreachable ...................... unreachable: no backoff, attempt given back
-//   network error (answer lost), 5xx ........................... retryLater after a backoff; outcome unknown if sent
+//   network error (answer lost), 5xx, 408 ...................... retryLater after a backoff; outcome unknown if sent
 //   429, 409 in progress (Retry-After, else the backoff) ....... retryLater; in progress: unknown, the server has keys
-//   401 ......................................................... awaitSignIn: as it was, until a sign-in
+//   401 (device_wiped too, flagged on the stop) ................ awaitSignIn: as it was, until a sign-in
 //   400 parameter_unknown last_opened_at on an update .......... rewritten without it, or gone if nothing is left
 //   any other 4xx ............................................... deadLettered (failed)
 import type { Outcome } from '../core/http';
@@ -16,7 +16,8 @@ import { awaitSignIn, deadLettered, retryLater, rewritten, unreachable, type OpE
 /** Why a replay stops after a failure (replay.ts PushResult). */
 export type Stop =
   | { kind: 'waiting'; until: number; reason: 'network' | 'server' | 'rate_limited' | 'in_progress' | 'offline' }
-  | { kind: 'unauthenticated'; message: string };
+  /** `wiped`: the answer was 401 device_wiped (classify.ts); for now handled as any 401. */
+  | { kind: 'unauthenticated'; message: string; wiped?: true };
 
 /** What an answer teaches about the server (a meta flag the caller sets to true). */
 export type Learned = 'serverIdempotency' | 'serverLacksLastOpened';
@@ -93,7 +94,13 @@ function settleFailure(op: OutboxOp, outcome: Failure, ctx: SettleContext): Sett
     }
     case 'unauthenticated':
       // Not the operation's fault: it waits, unchanged, until the user signs in again.
-      return { kind: 'settled', write: update(awaitSignIn(op)), stop: { kind: 'unauthenticated', message: outcome.message }, learned: null, rebuild: null };
+      return {
+        kind: 'settled',
+        write: update(awaitSignIn(op)),
+        stop: { kind: 'unauthenticated', message: outcome.message, ...(outcome.wiped ? { wiped: true as const } : {}) },
+        learned: null,
+        rebuild: null,
+      };
     case 'refused': {
       if (op.body.kind === 'conversation.update' && lacksLastOpened(outcome)) {
         // A server with only the brief's interface has no last_opened_at: not the user's fault and
@@ -104,7 +111,7 @@ function settleFailure(op: OutboxOp, outcome: Failure, ctx: SettleContext): Sett
           Object.keys(rest).length === 0 ? { kind: 'remove' } : update(rewritten(op, { kind: 'conversation.update', patch: rest }));
         return { kind: 'settled', write, stop: null, learned: 'serverLacksLastOpened', rebuild: write.kind === 'remove' ? 'entity' : null };
       }
-      const code = outcome.error?.code ?? `http_${outcome.status}`;
+      const code = outcome.code ?? `http_${outcome.status}`;
       const refusal = { status: outcome.status, code, message: outcome.message };
       return { kind: 'settled', write: update(deadLettered(op, refusal)), stop: null, learned: null, rebuild: 'mentioned' };
     }
