@@ -75,6 +75,25 @@ export default defineConfig(
     },
   })),
   {
+    // Object URLs are made in one place, lib/view/viewer/safe-object-url.ts, which gives them an inert
+    // type: a blob: URL has the app's origin, and one typed SVG/HTML/XML, opened as a page, runs its
+    // script here (issue 27). Nor are data: URLs made from a file's bytes.
+    files: ['app/**', 'lib/**', 'workers/**'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "MemberExpression[property.name='createObjectURL'], MemberExpression[property.value='createObjectURL']",
+          message: 'Make object URLs with safeObjectUrl (lib/view/viewer/safe-object-url.ts): it keeps active types (SVG, HTML, XML, script) out of blob: URLs.',
+        },
+        {
+          selector: "MemberExpression[property.name='readAsDataURL'], MemberExpression[property.value='readAsDataURL']",
+          message: "A data: URL of a file's bytes carries its type, which may be active (SVG, HTML): use safeObjectUrl (lib/view/viewer/safe-object-url.ts).",
+        },
+      ],
+    },
+  },
+  {
     // `any` on purpose: tests and benchmarks poke at untyped JSON and at internals; Kysely<any> is Kysely's pattern for code that
     // serves every schema (migrations, prepared readers); FHIR resources are walked as untyped JSON.
     files: ['tests/**', 'bench/**', 'lib/api/storage/migrations.ts', 'lib/api/storage/prepared.ts', 'lib/view/viewer/fhir.ts'],

@@ -1,10 +1,16 @@
 // Security headers for the app's pages. The Content-Security-Policy allows scripts only from this
 // origin plus the exact inline scripts Next.js put into the prerendered page (by hash, computed
-// after the build), so no other inline script can run.
+// after the build) and the SVG renderer's frame script (lib/view/viewer/svg-frame-script.ts, which
+// runs in a sandboxed frame of an opaque origin), so no other inline script can run.
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { SVG_FRAME_SCRIPT } from './view/viewer/svg-frame-script';
 
 export const CSP_HASHES_FILE = path.join('.next', 'csp-hashes.json');
+
+/** The CSP source of the SVG renderer's frame script: the srcdoc frame inherits the page's policy. */
+export const SVG_FRAME_SCRIPT_HASH = `sha256-${createHash('sha256').update(SVG_FRAME_SCRIPT, 'utf8').digest('base64')}`;
 
 /**
  * `connectOrigins`: other origins the app's code (the page and its service worker) may read from —
@@ -14,7 +20,7 @@ export const CSP_HASHES_FILE = path.join('.next', 'csp-hashes.json');
 export function contentSecurityPolicy(scriptHashes: readonly string[], connectOrigins: readonly string[] = []): string {
   return [
     "default-src 'self'",
-    `script-src 'self' ${scriptHashes.map((h) => `'${h}'`).join(' ')}`.trim(),
+    `script-src 'self' ${[...scriptHashes, SVG_FRAME_SCRIPT_HASH].map((h) => `'${h}'`).join(' ')}`,
     // React renders style attributes; styles cannot run code.
     "style-src 'self' 'unsafe-inline'",
     "img-src 'self' data: blob:",

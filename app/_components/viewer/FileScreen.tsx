@@ -130,7 +130,7 @@ function Body({ file, bytes, sniffed }: { file: FileView; bytes: Uint8Array; sni
         </Problem>
       )}
       {kind === 'image' ? (
-        <ImageView bytes={bytes} type={file.file_type} name={name} onUnreadable={() => setKind('other')} onShown={() => thumbnailFromBytes(db, file, bytes)} />
+        <ImageView bytes={bytes} name={name} onUnreadable={() => setKind('other')} onShown={(shown) => thumbnailFromBytes(db, file, shown)} />
       ) : kind === 'pdf' ? (
         <PdfView bytes={bytes} name={name} onOpened={() => thumbnailFromBytes(db, file, bytes, 'pdf')} />
       ) : (kind === 'fhir' || kind === 'json') && decoded ? (

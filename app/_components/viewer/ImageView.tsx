@@ -1,23 +1,48 @@
 'use client';
 // An image fitted to the screen; pinch (two pointers) or double-tap to zoom, drag to move when
-// zoomed, and buttons for the same. The <img> shows a blob of the file's bytes: an SVG shown this
-// way is inert (no script, no external loads). EXIF orientation: `image-orientation: from-image`.
-import { useRef, useState, type PointerEvent } from 'react';
+// zoomed, and buttons for the same. EXIF orientation: `image-orientation: from-image`.
+// A raster image is shown from a blob of its bytes typed by their signature (safe-object-url.ts).
+// An SVG is never put in a URL of the app's origin (opened as a page, its script would run here):
+// it is drawn in a sandboxed frame of an opaque origin and shown as the PNG that comes back, at
+// its own size, drawn at up to 4× for zooming (lib/view/viewer/svg-raster.ts).
+import { useEffect, useRef, useState, type PointerEvent } from 'react';
+import { sniffRaster } from '@/lib/view/viewer/safe-object-url';
+import { looksLikeMarkup, rasteriseSvg } from '@/lib/view/viewer/svg-raster';
 import { useObjectUrl } from './useObjectUrl';
 
 const MIN = 1;
 const MAX = 8;
 const clamp = (v: number) => Math.min(MAX, Math.max(MIN, v));
 
-/** The blob's type: the declared one when it is an image type, else one from the extension. */
-function imageType(type: string, name: string): string {
-  if (type.startsWith('image/')) return type;
-  const ext = name.split('.').pop()?.toLowerCase() ?? '';
-  return ext === 'svg' ? 'image/svg+xml' : ext === 'jpg' ? 'image/jpeg' : `image/${ext || 'png'}`;
-}
+/** What the <img> shows: the file's bytes, or the PNG of an SVG with the SVG's size. */
+type Shown = { bytes: Uint8Array; width?: number; height?: number };
 
-export function ImageView({ bytes, type, name, onUnreadable, onShown }: { bytes: Uint8Array; type: string; name: string; onUnreadable(): void; onShown(): void }) {
-  const url = useObjectUrl(bytes, imageType(type, name));
+/**
+ * `onShown`: the image is on screen; with the bytes shown (the PNG, for an SVG), which a thumbnail
+ * can be made from.
+ */
+export function ImageView({ bytes, name, onUnreadable, onShown }: { bytes: Uint8Array; name: string; onUnreadable(): void; onShown(shown: Uint8Array): void }) {
+  const [shown, setShown] = useState<Shown | null>(null);
+  const unreadable = useRef(onUnreadable);
+  unreadable.current = onUnreadable;
+  useEffect(() => {
+    const head = bytes.subarray(0, 64);
+    // A raster image (or one of a format this browser may still decode): its own bytes.
+    if (sniffRaster(head) || !looksLikeMarkup(head)) {
+      setShown({ bytes });
+      return;
+    }
+    let live = true;
+    setShown(null);
+    rasteriseSvg(bytes).then(
+      (r) => live && setShown({ bytes: r.png, width: r.width, height: r.height }),
+      () => live && unreadable.current(),
+    );
+    return () => {
+      live = false;
+    };
+  }, [bytes]);
+  const url = useObjectUrl(shown?.bytes ?? null, 'image');
   const [view, setView] = useState({ scale: 1, x: 0, y: 0 });
   const pointers = useRef(new Map<number, { x: number; y: number }>());
   const pinch = useRef<{ distance: number; scale: number } | null>(null);
@@ -70,13 +95,15 @@ export function ImageView({ bytes, type, name, onUnreadable, onShown }: { bytes:
         <button type="button" onClick={() => zoomTo(1)} disabled={view.scale === 1}>Fit</button>
       </div>
       <div className="image-stage" onPointerDown={down} onPointerMove={move} onPointerUp={up} onPointerCancel={up}>
-        {url && (
+        {url && shown && (
           <img
             src={url}
             alt={name}
+            width={shown.width}
+            height={shown.height}
             draggable={false}
             onError={onUnreadable}
-            onLoad={onShown}
+            onLoad={() => onShown(shown.bytes)}
             style={{ transform: `translate(${view.x}px, ${view.y}px) scale(${view.scale})` }}
           />
         )}
