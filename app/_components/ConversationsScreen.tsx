@@ -190,6 +190,8 @@ export function ConversationsScreen() {
                 id="filter-text"
                 type="search"
                 placeholder="Contact or group"
+                // Patient identifiers: never kept in the browser's autofill store.
+                autoComplete="off"
                 autoCapitalize="off"
                 autoCorrect="off"
                 spellCheck={false}

@@ -66,7 +66,7 @@ export function FileActions({ file }: { file: FileView }) {
       <Dialog title="Rename file" open={renaming} onClose={() => setRenaming(false)}>
         <form onSubmit={rename} noValidate>
           <label htmlFor={`rename-${file.id}`}>New name</label>
-          <input id={`rename-${file.id}`} value={name} onChange={(e) => setName(e.target.value)} spellCheck={false} aria-invalid={error ? true : undefined} />
+          <input id={`rename-${file.id}`} autoComplete="off" value={name} onChange={(e) => setName(e.target.value)} spellCheck={false} aria-invalid={error ? true : undefined} />
           {error && <p className="error" role="alert">{error}</p>}
           <div className="actions">
             <button type="button" onClick={() => setRenaming(false)}>Cancel</button>

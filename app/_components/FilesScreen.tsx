@@ -130,7 +130,7 @@ export function FilesScreen({ conversationId }: { conversationId?: string }) {
       <div className="filters" role="search">
         <span className="filter grow">
           <label htmlFor="file-name">Name</label>
-          <input id="file-name" type="search" value={name} onChange={(e) => setName(e.target.value)} placeholder="File name" />
+          <input id="file-name" type="search" autoComplete="off" value={name} onChange={(e) => setName(e.target.value)} placeholder="File name" />
         </span>
         <ConversationFilter value={conversationId ?? ''} />
         <span className="filter">

@@ -1,7 +1,7 @@
 'use client';
 // The app: sign-in, the signed-in session (the sync worker and the user's local database), and
 // the screens. Which database, whose token, and what sign-out removes: lib/view/session.ts.
-import { lazy, Suspense, useCallback, useEffect, useMemo, useState } from 'react';
+import { lazy, Suspense, useCallback, useEffect, useMemo, useRef, useState } from 'react';
 // Modules, not the '@/lib/sync' index: the bundler keeps all it re-exports (the engine too).
 import { connectSync, loadClientModule, readSyncStatus, type SyncConnection } from '@/lib/sync/page';
 import {
@@ -27,7 +27,7 @@ import { loadRowMenuSheet } from './RowMenu';
 import { hrefFor, navigate, useRoute, type Route } from './router';
 import { SessionContext, type Session } from './session-context';
 import { SignIn } from './SignIn';
-import { loadFailedChanges, StatusBar, SyncStatusProvider } from './StatusBar';
+import { loadFailedChanges, StatusBar, SyncStatusProvider, useSyncStatus } from './StatusBar';
 import { UpdatePrompt } from './UpdatePrompt';
 
 // Secondary screens load when first opened: the first screen (the conversations list) does not
@@ -154,6 +154,14 @@ function SignedIn({
     onSignedOut(describeRemoval(report));
   }, [connection, session, onSignedOut]);
 
+  // The organisation wiped this device (401 device_wiped): erased at once, as a sign-out that
+  // discards everything, without asking — it is their decision, not the user's.
+  const wiped = useCallback(async () => {
+    connection?.close();
+    await signOut(device(), session);
+    onSignedOut(WIPED_NOTICE);
+  }, [connection, session, onSignedOut]);
+
   const sessionValue: Session | null = useMemo(
     () =>
       connection && {
@@ -174,6 +182,7 @@ function SignedIn({
   return (
     <SessionContext.Provider value={sessionValue}>
       <SyncStatusProvider>
+        <WipeWatch onWiped={wiped} />
         <MirrorNotice database={database} />
         <Shell />
       </SyncStatusProvider>
@@ -260,4 +269,18 @@ function Shell() {
       )}
     </SessionContext.Consumer>
   );
+}
+
+export const WIPED_NOTICE = 'This device was signed out and cleared by your organisation. Everything of yours it held has been erased.';
+
+/** Erases the device once the sync status says the server answered device_wiped. */
+function WipeWatch({ onWiped }: { onWiped(): Promise<void> }) {
+  const status = useSyncStatus();
+  const started = useRef(false);
+  useEffect(() => {
+    if (!status?.deviceWiped || started.current) return;
+    started.current = true;
+    void onWiped();
+  }, [status?.deviceWiped, onWiped]);
+  return null;
 }

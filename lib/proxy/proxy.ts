@@ -130,6 +130,8 @@ export function createProxy(config: ProxyConfig, log: Logger = console, options:
     }
     const { response } = sent;
     const headers = forwardResponseHeaders(response.headers);
+    // Patient data is never kept by the browser's HTTP cache, whatever the upstream says (contract).
+    headers['cache-control'] = area === '/files' ? 'private, no-store' : 'no-store';
     const status = response.statusCode ?? 502;
     if (status === 401 && area === '/v1' && limits) {
       const limited = await limits.countRefusal(request.remoteAddress);

@@ -142,6 +142,12 @@ describe('asset host', () => {
     expect(r.headers.get('x-content-type-options')).toBe('nosniff');
     expect(r.headers.get('content-security-policy')).toBe('sandbox');
     expect(r.headers.get('content-disposition')).toMatch(/^inline/);
+    // Patient data: never kept by the browser's (or a shared) HTTP cache.
+    expect(r.headers.get('cache-control')).toBe('private, no-store');
+    // And neither is any /v1 answer, the OpenAPI document included.
+    for (const target of [`/v1/files/${f.id}`, '/v1/conversations', '/v1/openapi.json']) {
+      expect((await alice.get(target)).headers.get('cache-control'), target).toBe('no-store');
+    }
     const etag = r.headers.get('etag')!;
     expect(etag).toMatch(/^"[0-9a-f]+"$/);
 

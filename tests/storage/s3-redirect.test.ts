@@ -46,7 +46,7 @@ describe('presigned redirects', () => {
     expect(await fromStore.text()).toBe(body);
     expect(fromStore.headers.get('content-type')).toBe('text/plain');
     expect(fromStore.headers.get('content-disposition')).toBe(`inline; filename="fox _.txt"; filename*=UTF-8''fox%20%C3%BC.txt`);
-    expect(fromStore.headers.get('cache-control')).toBe('private, no-cache');
+    expect(fromStore.headers.get('cache-control')).toBe('private, no-store');
     const part = await fetch(location, { headers: { range: 'bytes=4-8' } });
     expect(part.status).toBe(206);
     expect(await part.text()).toBe('quick');

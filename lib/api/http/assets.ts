@@ -82,7 +82,9 @@ export async function serveAsset(
     'Content-Disposition': contentDisposition(file),
     ETag: etag,
     'Accept-Ranges': 'bytes',
-    'Cache-Control': 'private, no-cache',
+    // Patient data: never kept by the browser's HTTP cache (nor a shared one); the app keeps what it
+    // must have offline itself (contract: "No caching of patient data by the browser").
+    'Cache-Control': 'private, no-store',
     'Last-Modified': new Date(file.created_at * 1000).toUTCString(),
   };
   const inm = request.header('if-none-match');

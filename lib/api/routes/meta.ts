@@ -14,7 +14,7 @@ export const metaRoutes: Route[] = [
     summary: 'This document',
     description: 'The OpenAPI 3.1 description of /v1, written from the route table the service dispatches on. No token needed.',
     responses: { '200': { description: 'The document', content: { 'application/json': { schema: { type: 'object' } } } }, ...publicCommon },
-    handle: (api) => ({ status: 200, body: JSON.parse(api.openapiText()), headers: { 'Cache-Control': 'public, max-age=300' } }),
+    handle: (api) => ({ status: 200, body: JSON.parse(api.openapiText()), headers: { 'Cache-Control': 'no-store' } }),
   },
   {
     method: 'GET',

@@ -260,6 +260,7 @@ export class SyncEngine {
   private async recordOutcome(pushed: PushResult, pulled: PullResult | null) {
     const now = this.clock.now();
     const unauthenticated = pushed.kind === 'unauthenticated' || pulled?.kind === 'unauthenticated';
+    const wiped = (pushed.kind === 'unauthenticated' && pushed.wiped === true) || (pulled?.kind === 'unauthenticated' && pulled.wiped === true);
     const offline =
       (pushed.kind === 'waiting' && (pushed.reason === 'network' || pushed.reason === 'offline')) || pulled?.kind === 'network';
     // Could not reach the server at all: retried at the reconnect pace, not with a growing backoff.
@@ -283,6 +284,7 @@ export class SyncEngine {
     await updateStatus(this.deps.db, {
       online: !offline,
       needsSignIn: unauthenticated,
+      ...(wiped ? { deviceWiped: true } : {}),
       lastError: problem,
       nextRetryAt,
       ...(pulled?.kind === 'done' && pushed.kind === 'done' ? { lastSyncAt: now } : {}),

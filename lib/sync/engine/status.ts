@@ -35,6 +35,11 @@ export interface StoredStatus {
   syncing: boolean;
   /** The server said 401: sync is paused until the user signs in again. */
   needsSignIn: boolean;
+  /**
+   * The server said 401 device_wiped: the organisation revoked this device's token with wipe. The
+   * page erases everything of the user on this device at once, without asking (session.ts).
+   */
+  deviceWiped: boolean;
   /** End of the last sync that pushed everything it could and completed a pull pass (ms). */
   lastSyncAt: number | null;
   /** The last retryable problem (network, 5xx, 429), for a tooltip; null once a sync succeeds. */
@@ -75,6 +80,7 @@ export const INITIAL_STATUS: StoredStatus = {
   online: true,
   syncing: false,
   needsSignIn: false,
+  deviceWiped: false,
   lastSyncAt: null,
   lastError: null,
   nextRetryAt: null,
