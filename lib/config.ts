@@ -61,6 +61,18 @@ export interface Config {
   fairShare: { perUser: number; queuedPerUser: number };
   /** Resumable uploads (tus, /v1/uploads; lib/api/http/tus.ts). */
   uploads: UploadSettings;
+  /** What the app must do to protect patient data on a device (GET /device-policy; lib/api/http/device-policy.ts). */
+  devicePolicy: DevicePolicy;
+}
+
+/**
+ * The device policy, from the app's own server (never an upstream). Seconds and counts; 0 = off.
+ * lockAfterSeconds 0 also means no encryption at rest (kiosks, test set-ups).
+ */
+export interface DevicePolicy {
+  lockAfterSeconds: number;
+  maxOfflineSeconds: number;
+  wrongUnlocksBeforeWipe: number;
 }
 
 /** Resumable uploads (tus 1.0.0 at /v1/uploads). */
@@ -421,6 +433,11 @@ const EnvSchema = z
     // 100 MiB) and tus-js-client sends the rest in one by default, so 1000 leaves room for ~975
     // interrupted PATCHes of one upload; a client of 1-byte PATCHes is stopped at 1000 files.
     MAX_UPLOAD_CHUNKS: integer('MAX_UPLOAD_CHUNKS', DEFAULT_UPLOAD_SETTINGS.maxChunks, 1, 1_000_000),
+    // Patient data on a device (README, "Patient data on the device"): lock after 5 minutes without
+    // input (HIPAA automatic logoff), erase a device not seen for 14 days, and after 10 wrong PINs.
+    LOCK_AFTER_MINUTES: integer('LOCK_AFTER_MINUTES', 5, 0, 24 * 60),
+    MAX_OFFLINE_DAYS: integer('MAX_OFFLINE_DAYS', 14, 0, 3650),
+    WRONG_UNLOCKS_BEFORE_WIPE: integer('WRONG_UNLOCKS_BEFORE_WIPE', 10, 0, 1000),
   });
 
 /**
@@ -467,6 +484,11 @@ export function readConfig(env: Env = process.env): Config {
     headersTimeoutMs: v.HEADERS_TIMEOUT_MS,
     bodyIdleTimeoutMs: v.BODY_IDLE_TIMEOUT_MS,
     requestTimeoutMs: v.REQUEST_TIMEOUT_MS,
+    devicePolicy: {
+      lockAfterSeconds: v.LOCK_AFTER_MINUTES * 60,
+      maxOfflineSeconds: v.MAX_OFFLINE_DAYS * 24 * 3600,
+      wrongUnlocksBeforeWipe: v.WRONG_UNLOCKS_BEFORE_WIPE,
+    },
     shutdownTimeoutMs: v.SHUTDOWN_TIMEOUT_MS,
     rateLimits: {
       token: { perSecond: v.RATE_LIMIT_PER_SECOND, burst: v.RATE_LIMIT_BURST, burstSeconds: v.RATE_LIMIT_BURST_SECONDS, peakPerSecond: v.RATE_LIMIT_PEAK_PER_SECOND },

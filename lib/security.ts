@@ -20,7 +20,9 @@ export const SVG_FRAME_SCRIPT_HASH = `sha256-${createHash('sha256').update(SVG_F
 export function contentSecurityPolicy(scriptHashes: readonly string[], connectOrigins: readonly string[] = []): string {
   return [
     "default-src 'self'",
-    `script-src 'self' ${[...scriptHashes, SVG_FRAME_SCRIPT_HASH].map((h) => `'${h}'`).join(' ')}`,
+    // 'wasm-unsafe-eval' lets WebAssembly compile (Argon2id for the device PIN, lib/view/lock); it
+    // allows no JavaScript eval.
+    `script-src 'self' 'wasm-unsafe-eval' ${[...scriptHashes, SVG_FRAME_SCRIPT_HASH].map((h) => `'${h}'`).join(' ')}`,
     // React renders style attributes; styles cannot run code.
     "style-src 'self' 'unsafe-inline'",
     "img-src 'self' data: blob:",

@@ -6,6 +6,7 @@ import { lazy, Suspense, useCallback, useEffect, useMemo, useRef, useState } fro
 import { connectSync, loadClientModule, readSyncStatus, type SyncConnection } from '@/lib/sync/page';
 import {
   describeRemoval,
+  eraseDevice,
   finishRemovals,
   learnOwner,
   resumeSession,
@@ -17,6 +18,8 @@ import {
   type LocalSession,
 } from '@/lib/view/session';
 import { groupedNumber } from '@/lib/view/format';
+import { fetchPolicy, offlineExpiry, POLICY_KEY, REACHED_KEY, readPolicy, TokenVault } from '@/lib/view/lock/device-lock';
+import { DeviceLock } from './lock/DeviceLock';
 import { checkMirror } from '@/lib/view/mirror';
 import { ConversationsScreen } from './ConversationsScreen';
 import { Dialog } from './Dialog';
@@ -42,9 +45,16 @@ const StorageScreen = lazy(() => import('./StorageScreen').then((m) => ({ defaul
 const loadFileScreen = () => import('./viewer/FileScreen');
 const FileScreen = lazy(() => loadFileScreen().then((m) => ({ default: m.FileScreen })));
 
+let vaultInstance: TokenVault | null = null;
+/** localStorage for the session code, the token sealed once the device has a lock (device-lock.ts). */
+function vault(): TokenVault {
+  vaultInstance ??= new TokenVault(window.localStorage);
+  return vaultInstance;
+}
+
 function device(): DeviceDeps {
   return {
-    storage: window.localStorage,
+    storage: vault(),
     fetch: (input, init) => fetch(input, init),
     baseUrl: window.location.origin,
     requestTimeoutMs: 30_000,
@@ -55,6 +65,15 @@ function device(): DeviceDeps {
 export function ParleyApp() {
   const [session, setSession] = useState<LocalSession | null | undefined>(undefined);
   const [notice, setNotice] = useState<string | null>(null);
+  // Locked, unlocked, set up: the session follows what the vault holds.
+  useEffect(() => vault().onChange(() => setSession(resumeSession(device()))), []);
+  const erase = useCallback(async (why: string) => {
+    await eraseDevice(device()).catch(() => {});
+    vault().reset();
+    setNotice(why);
+    setSession(null);
+    navigate({ name: 'conversations' }, { replace: true });
+  }, []);
   useEffect(() => {
     setSession(resumeSession(device()));
     void finishRemovals(device()).catch(() => {});
@@ -69,10 +88,17 @@ export function ParleyApp() {
   return (
     <>
       <UpdatePrompt />
+      <DeviceLock vault={vault()} erase={erase} userName={() => 'Parley on this device'}>
       {session === null ? (
         <SignIn
           notice={notice}
           onSubmit={async (token) => {
+            // The policy before the sign-in completes: a device that must lock never keeps the token in clear.
+            const policy = await fetchPolicy(fetch, window.location.origin);
+            if (policy) {
+              window.localStorage.setItem(POLICY_KEY, JSON.stringify(policy));
+              vault().requireLock(policy.lockAfterMs > 0);
+            }
             const result = await signIn(device(), token);
             if (!result.ok) return signInProblem(result);
             setNotice(null);
@@ -86,12 +112,14 @@ export function ParleyApp() {
           session={session}
           onSessionChange={setSession}
           onSignedOut={(message) => {
+            vault().reset();
             setNotice(message);
             setSession(null);
             navigate({ name: 'conversations' }, { replace: true });
           }}
         />
       )}
+      </DeviceLock>
     </>
   );
 }
@@ -273,7 +301,10 @@ function Shell() {
 
 export const WIPED_NOTICE = 'This device was signed out and cleared by your organisation. Everything of yours it held has been erased.';
 
-/** Erases the device once the sync status says the server answered device_wiped. */
+/**
+ * Erases the device once the sync status says the server answered device_wiped; notes when the
+ * device last reached its server (offline expiry, DeviceLock) and warns in the 3 days before.
+ */
 function WipeWatch({ onWiped }: { onWiped(): Promise<void> }) {
   const status = useSyncStatus();
   const started = useRef(false);
@@ -282,5 +313,18 @@ function WipeWatch({ onWiped }: { onWiped(): Promise<void> }) {
     started.current = true;
     void onWiped();
   }, [status?.deviceWiped, onWiped]);
-  return null;
+  const lastSyncAt = status?.lastSyncAt ?? null;
+  useEffect(() => {
+    if (lastSyncAt !== null) window.localStorage.setItem(REACHED_KEY, String(lastSyncAt));
+  }, [lastSyncAt]);
+  const policy = readPolicy(window.localStorage);
+  const reached = Number(window.localStorage.getItem(REACHED_KEY) ?? NaN);
+  const { warnUntil } = offlineExpiry(Number.isFinite(reached) ? reached : null, Date.now(), policy?.maxOfflineMs ?? 0);
+  if (warnUntil === null) return null;
+  return (
+    <p className="notice" role="status" data-testid="offline-expiry">
+      This device has not reached the server since {new Date(reached).toLocaleString()}. Unless it syncs before {new Date(warnUntil).toLocaleString()},
+      its copy of your data will be erased.
+    </p>
+  );
 }

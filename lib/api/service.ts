@@ -25,6 +25,7 @@ import { storageFailure } from './storage/failures';
 import { Authenticator, createToken } from './domain/tokens';
 import { isUploadChunk, TusUploads, uploadChunkKeys } from './http/tus';
 import { isHealthPath, serveHealth } from './http/health';
+import { isDevicePolicyPath, serveDevicePolicy } from './http/device-policy';
 import { FairShare } from './http/fair-share';
 import { RateLimiter } from './http/rate-limit';
 import { routeTemplate, type Logger } from './http/log';
@@ -289,6 +290,7 @@ export class ApiService {
   /** The core: every /v1 and /files request, whatever server it arrived through. */
   async dispatch(request: ApiRequest): Promise<ApiReply> {
     if (isHealthPath(request.path)) return serveHealth(request, this.readiness, this.log, { shuttingDown: this.shuttingDown });
+    if (isDevicePolicyPath(request.path)) return serveDevicePolicy(request, this.config.devicePolicy);
     if (request.path.startsWith('/files/')) {
       try {
         return await serveAsset(

@@ -12,6 +12,7 @@ import { classifyPath } from './path';
 import { Upstream, UpstreamError, type UpstreamResponse } from './upstream';
 import { isUploadsPath, UploadStaging, type StagingSettings } from './uploads';
 import { WipedTokens } from './wiped';
+import { DEFAULT_DEVICE_POLICY, isDevicePolicyPath, serveDevicePolicy } from '../api/http/device-policy';
 import { discardBody } from '../api/http/tus';
 import { ApiError, deviceWiped, notFound } from '../api/errors';
 import type { ApiReply, ApiRequest } from '../api/http/exchange';
@@ -22,7 +23,7 @@ export type ProxyConfig = Pick<
   Config,
   'upstreamBaseUrl' | 'upstreamToken' | 'upstreamConnectTimeoutMs' | 'upstreamIdleTimeoutMs' | 'assetUrl' | 'allowedHosts' | 'hostname'
 > &
-  Partial<Pick<Config, 'rateLimits' | 'dataDir' | 'maxUploadBytes' | 'uploads'>>;
+  Partial<Pick<Config, 'rateLimits' | 'dataDir' | 'maxUploadBytes' | 'uploads' | 'devicePolicy'>>;
 
 export interface ProxyOptions {
   /** Resumable uploads staged here (lib/proxy/uploads.ts): how deliveries upstream are retried. */
@@ -95,6 +96,8 @@ export function createProxy(config: ProxyConfig, log: Logger = console, options:
   const wiped = config.dataDir ? new WipedTokens(config.dataDir, log) : null;
 
   async function dispatch(request: ApiRequest): Promise<ApiReply> {
+    // The device policy is this server's, never the upstream's.
+    if (isDevicePolicyPath(request.path)) return serveDevicePolicy(request, config.devicePolicy ?? DEFAULT_DEVICE_POLICY);
     const area = classifyPath(request.path);
     if (!area) return errorReply(notFound('route'));
     let assetBase = '';

@@ -174,6 +174,20 @@ export async function signOut(deps: DeviceDeps, session: LocalSession): Promise<
   return removeMarked(deps);
 }
 
+/**
+ * Everything of this origin's users on the device goes: every registered database, the opened
+ * files, the session. For a wipe the user did not choose (the organisation's, too many wrong
+ * PINs, too long offline): no session needed, nothing asked.
+ */
+export async function eraseDevice(deps: DeviceDeps): Promise<RemovalReport> {
+  const entries = readRegistry(deps.storage).filter((e) => e.origin === deps.baseUrl);
+  const current = deps.storage.getItem(DATABASE_KEY);
+  if (current && !entries.some((e) => e.name === current)) entries.push({ name: current, origin: deps.baseUrl, userId: null });
+  for (const entry of entries) register(deps.storage, { ...entry, removing: true });
+  forget(deps.storage);
+  return removeMarked(deps);
+}
+
 /** Finishes a sign-out that was interrupted (called at start and before signing in). */
 export async function finishRemovals(deps: DeviceDeps): Promise<void> {
   if (readRegistry(deps.storage).some((e) => e.removing)) await removeMarked(deps);

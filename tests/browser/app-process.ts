@@ -29,6 +29,8 @@ export function appEnv(dataDir: string, extra: Record<string, string> = {}): Nod
     DATA_DIR: dataDir,
     PARLEY_TOKENS: Object.entries(E2E_TOKENS).map(([user, token]) => `${user}:${token}`).join(','),
     NODE_ENV: 'production',
+    // No device lock unless a test asks for it (lock.spec.ts passes the default policy's values).
+    LOCK_AFTER_MINUTES: '0',
     ...extra,
   };
 }

@@ -64,7 +64,8 @@ test('the app is served with a strict CSP and runs under it', async ({ page }, i
   const response = await page.goto('/');
   const csp = response!.headers()['content-security-policy'];
   expect(csp).toContain("default-src 'self'");
-  expect(csp).toMatch(/script-src 'self'( 'sha256-[A-Za-z0-9+/=]+')+;/);
+  // 'wasm-unsafe-eval': WebAssembly only (Argon2id for the device PIN), never JavaScript eval.
+  expect(csp).toMatch(/script-src 'self' 'wasm-unsafe-eval'( 'sha256-[A-Za-z0-9+/=]+')+;/);
   expect(csp).not.toContain("'unsafe-inline' 'self'"); // scripts: no unsafe-inline
   expect(csp.split(';').find((d) => d.trim().startsWith('script-src'))).not.toContain('unsafe-inline');
   expect(response!.headers()['x-content-type-options']).toBe('nosniff');

@@ -1,0 +1,7 @@
+// Thin adapter: Next.js route handler → the framework-free core's /device-policy (embedded or proxy).
+import { handleRequest } from '@/lib/api/http/route-handlers';
+
+export const runtime = 'nodejs';
+export const dynamic = 'force-dynamic';
+
+export { handleRequest as GET, handleRequest as HEAD };
