@@ -8,6 +8,40 @@ import { defineConfig, globalIgnores } from 'eslint/config';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
+// Object URLs are made in one place, lib/view/viewer/safe-object-url.ts, which gives them an inert
+// type: a blob: URL has the app's origin, and one typed SVG/HTML/XML, opened as a page, runs its
+// script here (issue 27). Nor are data: URLs made from a file's bytes.
+const objectUrlRules = [
+  {
+    selector: "MemberExpression[property.name='createObjectURL'], MemberExpression[property.value='createObjectURL']",
+    message: 'Make object URLs with safeObjectUrl (lib/view/viewer/safe-object-url.ts): it keeps active types (SVG, HTML, XML, script) out of blob: URLs.',
+  },
+  {
+    selector: "MemberExpression[property.name='readAsDataURL'], MemberExpression[property.value='readAsDataURL']",
+    message: "A data: URL of a file's bytes carries its type, which may be active (SVG, HTML): use safeObjectUrl (lib/view/viewer/safe-object-url.ts).",
+  },
+];
+
+/** lib/sync's deep imports for a bundle whose entry point is `entry`: the pattern, and the message. */
+const deepImport = (entry) => ({
+  regex: `(^@/lib/sync|(^|/)sync)/(?!${entry}$).+`,
+  message: `Import lib/sync/${entry} (this bundle's entry point; lib/sync/README.md), not a module inside lib/sync.`,
+});
+
+/**
+ * The same for `import('…')`, which no-restricted-imports does not see: no-restricted-syntax on an
+ * ImportExpression whose source is a string (or a template without expressions) matching it.
+ * esquery's /regex/ cannot hold a slash, so slashes are written \x2F.
+ */
+const dynamicDeepImport = (entry) => {
+  const { regex, message } = deepImport(entry);
+  const re = regex.replaceAll('/', '\\x2F');
+  return [
+    { selector: `ImportExpression[source.type='Literal'][source.value=/${re}/]`, message },
+    { selector: `ImportExpression[source.type='TemplateLiteral'][source.expressions.length=0][source.quasis.0.value.cooked=/${re}/]`, message },
+  ];
+};
+
 export default defineConfig(
   // Generated: builds, the service worker the build writes, the typed client's types (npm run client:generate).
   globalIgnores([
@@ -52,8 +86,16 @@ export default defineConfig(
       'react-hooks/incompatible-library': 'off',
     },
   },
+  {
+    // Object URLs (objectUrlRules above).
+    files: ['app/**', 'lib/**', 'workers/**'],
+    rules: {
+      'no-restricted-syntax': ['error', ...objectUrlRules],
+    },
+  },
   // lib/sync's entry points (lib/sync/README.md): one per bundle, so what each may load is written down. Deep imports are
-  // refused outside lib/sync; tests and the bench are white-box and may reach inside.
+  // refused outside lib/sync, static or dynamic (`import('…')`); tests and the bench are white-box and may reach inside.
+  // After the object-URL block: these files get its rules too (a later block's no-restricted-syntax replaces an earlier one's).
   ...[
     { files: ['app/**', 'lib/view/**', 'lib/offline/**'], entry: 'page' },
     { files: ['workers/sync.worker.ts', 'workers/xhr-upload.ts'], entry: 'worker' },
@@ -61,38 +103,10 @@ export default defineConfig(
   ].map(({ files, entry }) => ({
     files,
     rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            {
-              regex: `(^@/lib/sync|(^|/)sync)/(?!${entry}$).+`,
-              message: `Import lib/sync/${entry} (this bundle's entry point; lib/sync/README.md), not a module inside lib/sync.`,
-            },
-          ],
-        },
-      ],
+      'no-restricted-imports': ['error', { patterns: [deepImport(entry)] }],
+      'no-restricted-syntax': ['error', ...objectUrlRules, ...dynamicDeepImport(entry)],
     },
   })),
-  {
-    // Object URLs are made in one place, lib/view/viewer/safe-object-url.ts, which gives them an inert
-    // type: a blob: URL has the app's origin, and one typed SVG/HTML/XML, opened as a page, runs its
-    // script here (issue 27). Nor are data: URLs made from a file's bytes.
-    files: ['app/**', 'lib/**', 'workers/**'],
-    rules: {
-      'no-restricted-syntax': [
-        'error',
-        {
-          selector: "MemberExpression[property.name='createObjectURL'], MemberExpression[property.value='createObjectURL']",
-          message: 'Make object URLs with safeObjectUrl (lib/view/viewer/safe-object-url.ts): it keeps active types (SVG, HTML, XML, script) out of blob: URLs.',
-        },
-        {
-          selector: "MemberExpression[property.name='readAsDataURL'], MemberExpression[property.value='readAsDataURL']",
-          message: "A data: URL of a file's bytes carries its type, which may be active (SVG, HTML): use safeObjectUrl (lib/view/viewer/safe-object-url.ts).",
-        },
-      ],
-    },
-  },
   {
     // `any` on purpose: tests and benchmarks poke at untyped JSON and at internals; Kysely<any> is Kysely's pattern for code that
     // serves every schema (migrations, prepared readers); FHIR resources are walked as untyped JSON.

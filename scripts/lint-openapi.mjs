@@ -1,5 +1,5 @@
 // `npm run lint:openapi`: writes the OpenAPI document — built by the same function that
-// /v1/openapi.json serves (lib/api/http/openapi.ts), no server started — to a temporary file and
+// /v1/openapi.json serves (lib/api/openapi.ts), no server started — to a temporary file and
 // lints it with Redocly (recommended rules) and Spectral (spectral:oas). Fails on any error of
 // either; warnings are shown, not fatal.
 import { spawnSync } from 'node:child_process';
@@ -22,7 +22,7 @@ function run(command, args) {
 
 let failed = 0;
 try {
-  const write = `import { openApiDocument } from './lib/api/http/openapi.ts';
+  const write = `import { openApiDocument } from './lib/api/openapi.ts';
 import fs from 'node:fs';
 fs.writeFileSync(${JSON.stringify(file)}, JSON.stringify(openApiDocument(), null, 2));`;
   if (run(bin('tsx'), ['--eval', write]) !== 0) throw new Error('the document could not be written');

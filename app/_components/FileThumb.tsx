@@ -10,7 +10,7 @@ import { ensureThumbnail, openThumbnails, pruneThumbnails, THUMBNAIL_SIZE, type 
 import { thumbnailMaker, type Thumbnailed } from '@/lib/view/viewer/thumbnail-workers';
 import { FileKindIcon } from './FileKindIcon';
 import { useSession } from './session-context';
-import { useObjectUrl } from './viewer/useObjectUrl';
+import { useObjectUrl } from './useObjectUrl';
 
 // Started on the first thumbnail of its kind: pdf.js loads only when a PDF thumbnail is made.
 const makeThumbnail = thumbnailMaker(

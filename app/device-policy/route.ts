@@ -1,5 +1,5 @@
 // Thin adapter: Next.js route handler → the framework-free core's /device-policy (embedded or proxy).
-import { handleRequest } from '@/lib/api/http/route-handlers';
+import { handleRequest } from '@/lib/route-handlers';
 
 export const runtime = 'nodejs';
 export const dynamic = 'force-dynamic';

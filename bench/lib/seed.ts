@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { openDb } from '../../lib/api/storage/db';
-import { newId } from '../../lib/api/domain/ids';
+import { newId } from '../../lib/api/ids';
 
 export const BENCH_TOKENS = {
   alice: 'alice-bench-token-0123456789',

@@ -15,7 +15,7 @@ import type { EventStream } from './http/event-stream';
 import { fromWebRequest, toWebResponse, type ApiReply, type ApiRequest } from './http/exchange';
 import { HostPolicy } from './http/hosts';
 import { IdempotencyStore } from './domain/idempotency';
-import { openApiDocument } from './http/openapi';
+import { openApiDocument } from './openapi';
 import { errorResult, type ApiResult } from './result';
 import { UrlSigner } from './domain/signing';
 import { sweepOrphans, type BlobStore } from './storage/blob-store';

@@ -43,7 +43,7 @@ import { ApiError, internalError, invalid, missing, notFound, storageFailureErro
 import type { ApiResult } from '../api/result';
 import { baseFilename } from '../api/domain/files';
 import { IdempotencyStore } from '../api/domain/idempotency';
-import { newId } from '../api/domain/ids';
+import { newId } from '../api/ids';
 import { BlobDeletionQueue } from '../api/storage/blob-deletions';
 import { openDb, type Db } from '../api/storage/db';
 import { DiskBlobStore } from '../api/storage/disk-blob-store';

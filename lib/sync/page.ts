@@ -16,7 +16,7 @@ export {
   type OfflineFile,
   type ParleyDb,
 } from './mirror/db';
-export { BY_ARCHIVED_INDEX, ORDER_INDEX, WORDS_INDEX } from './mirror/list-keys';
+export { BY_ARCHIVED_INDEX, indexWords, ORDER_INDEX, searchWords, WORDS_INDEX } from './mirror/list-keys';
 export { deleteMeta, getMeta, setMeta, type MetaValues } from './mirror/meta';
 export { MIRROR_CLEARED_KEY, readSyncStatus, statusLabel, type FailedOperation, type MirrorCleared, type SyncStatus } from './engine/status';
 export { readUploadProgress, type UploadProgress } from './engine/upload-progress';

@@ -2,26 +2,12 @@
 // hyphens, underscores, dots) and word order do not matter, and each word typed matches the start
 // of a word of the id. "amelia hughes", "Hughes Amelia", "AMÉLIA-hu" and "ameliahu" all find
 // `amelia-hughes`. The id's words are kept in a multi-entry index of the mirror (lib/sync/mirror/list-keys.ts,
-// db.ts version 8), so a search reads the rows that match, not every row (lib/view/windows.ts).
+// db.ts version 8), so a search reads the rows that match, not every row (lib/view/windows.ts). How
+// an id or a typed text is cut into words is the index's, so it lives there (lib/sync is below
+// lib/view), reached through the page's entry point and re-exported here.
+import { indexWords, searchWords } from '../sync/page';
 
-/**
- * "Amélie_O'Brien-ward7B" → ["amelie", "o", "brien", "ward", "7", "b"]: marks stripped (NFD),
- * lower case, split at anything not a letter or digit, between letters and digits, and where a
- * lower-case letter meets a capital (camelCase).
- */
-export function searchWords(text: string): string[] {
-  const words = unaccented(text)
-    .replace(/(\p{Ll})(?=\p{Lu})/gu, '$1 ')
-    .toLowerCase()
-    .match(/\p{L}+|\p{N}+/gu);
-  return [...new Set(words)];
-}
-
-/** The keys an id is found by: its words and, if several, all of them joined ("ameliahughes"). */
-export function indexWords(id: string): string[] {
-  const words = searchWords(id);
-  return words.length > 1 ? [...words, words.join('')] : words;
-}
+export { indexWords, searchWords };
 
 /** Whether every word typed begins one of the id's keys (the index's answer, computed in memory). */
 export function matchesSearch(typed: readonly string[], keys: readonly string[]): boolean {

@@ -1,6 +1,6 @@
 // A fresh PostgreSQL database per test server, dropped when it stops.
 import pg from 'pg';
-import { newId } from '../../lib/api/domain/ids';
+import { newId } from '../../lib/api/ids';
 
 export const POSTGRES_ADMIN_URL = process.env.PARLEY_TEST_POSTGRES_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 

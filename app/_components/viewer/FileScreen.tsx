@@ -21,7 +21,7 @@ import { useSession } from '../session-context';
 import { ImageView } from './ImageView';
 import { Problem } from './Raw';
 import { CsvView, TextView } from './TextView';
-import { useObjectUrl } from './useObjectUrl';
+import { useObjectUrl } from '../useObjectUrl';
 
 const PdfView = lazy(() => import('./PdfView').then((m) => ({ default: m.PdfView })));
 const JsonView = lazy(() => import('./JsonView').then((m) => ({ default: m.JsonView })));

@@ -8,7 +8,7 @@
 import { useEffect, useRef, useState, type PointerEvent } from 'react';
 import { sniffRaster } from '@/lib/view/viewer/safe-object-url';
 import { looksLikeMarkup, rasteriseSvg } from '@/lib/view/viewer/svg-raster';
-import { useObjectUrl } from './useObjectUrl';
+import { useObjectUrl } from '../useObjectUrl';
 
 const MIN = 1;
 const MAX = 8;

@@ -1,17 +1,3 @@
-import { randomBytes } from 'node:crypto';
-
-const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-
-/** 16 characters of [A-Za-z0-9] from a CSPRNG, without modulo bias (rejection sampling). */
-export function newId(length = 16): string {
-  let id = '';
-  while (id.length < length) {
-    for (const byte of randomBytes(length * 2)) {
-      if (byte < 248) id += ALPHABET[byte % 62]; // 248 = 4 * 62: keeps every character equally likely
-      if (id.length === length) break;
-    }
-  }
-  return id;
-}
-
-export const nowSeconds = () => Math.floor(Date.now() / 1000);
+// The helpers moved below storage and domain (lib/api/ids.ts: storage needs them and may not
+// import domain/); re-exported here for the domain's imports.
+export { newId, nowSeconds } from '../ids';

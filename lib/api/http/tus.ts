@@ -57,7 +57,7 @@ import { ApiError, invalid, methodNotAllowed, missing, notFound } from '../error
 import type { ApiResult } from '../result';
 import type { Files } from '../domain/files';
 import type { IdempotencyStore } from '../domain/idempotency';
-import { newId, nowSeconds } from '../domain/ids';
+import { newId, nowSeconds } from '../ids';
 import { refuseQueryParameters } from '../domain/pagination';
 import type { BlobStore, BlobWrite } from '../storage/blob-store';
 import type { Db, Tables } from '../storage/db';

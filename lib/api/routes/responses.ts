@@ -1,5 +1,5 @@
 // The answers routes document: OpenAPI response objects, with the errors every route shares.
-// Component names (Conversation, Error, …) are the schemas of http/openapi.ts.
+// Component names (Conversation, Error, …) are the schemas of openapi.ts.
 
 export type Responses = Record<string, Record<string, unknown>>;
 
@@ -40,7 +40,7 @@ export const notFound = (what: string) => ({ '404': error(`resource_missing: ${w
 /** Public routes answer without a token: no 401, no per-token limits. */
 export const publicCommon: Responses = { '405': common['405']!, '500': common['500']! };
 
-/** Headers components (http/openapi.ts). */
+/** Headers components (openapi.ts). */
 export const HEADERS = {
   Idempotency: {
     description: 'On every /v1 response when the server honours Idempotency-Key (absent otherwise): clients need not learn it from a replay.',

@@ -1,6 +1,6 @@
 // What one entry of the route table says: the operation (method and path template), the schemas
 // of its inputs, what it answers, and its handler. The service dispatches on the table
-// (service.ts, router.ts) and the OpenAPI document is written from it (http/openapi.ts).
+// (service.ts, router.ts) and the OpenAPI document is written from it (openapi.ts).
 import type { z } from 'zod';
 import type { Config, Extension } from '../../config';
 import type { ApiReply, ApiRequest } from '../http/exchange';

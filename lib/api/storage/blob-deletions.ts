@@ -11,7 +11,7 @@
 // both remove the same blob, and both delete the same queue row.
 import type { BlobStore } from './blob-store';
 import type { Db } from './db';
-import { nowSeconds } from '../domain/ids';
+import { nowSeconds } from '../ids';
 
 export interface DrainResult {
   removed: number;

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import { newId } from '../domain/ids';
+import { newId } from '../ids';
 import type { BlobStore, BlobWrite, ByteRange, StoredBlob } from './blob-store';
 
 async function fsyncDirectory(dir: string): Promise<void> {

@@ -3,9 +3,16 @@
 // channel of that user, if it holds any of their streams (one feed read per poke, shared by them
 // all, pokes during a read coalesced: domain/event-hub.ts). PostgreSQL is the fan-out; no other
 // service is needed. Notifications for users with no stream here cost a map lookup.
-import type { EventHub } from '../domain/event-hub';
 
 export const EVENTS_CHANNEL = 'parley_events';
+
+/** What a notification pokes: domain/event-hub.ts's EventHub (named by its shape: storage is below domain). */
+export interface EventPokes {
+  /** Changes of this user were committed. */
+  publish(user: string): void;
+  /** Notifications may have been lost: every stream looks again. */
+  publishAll(): void;
+}
 
 export interface NotificationListener {
   close(): Promise<void>;
@@ -13,7 +20,7 @@ export interface NotificationListener {
 
 export async function listenForEvents(
   databaseUrl: string,
-  hub: EventHub,
+  hub: EventPokes,
   log: Pick<Console, 'error'>,
 ): Promise<NotificationListener> {
   const pg = await import('pg');

@@ -17,7 +17,7 @@ import {
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { S3Config } from '../../config';
-import { newId } from '../domain/ids';
+import { newId } from '../ids';
 import type { BlobStore, BlobWrite, ByteRange, StoredBlob } from './blob-store';
 
 const PREFIX = 'files/';

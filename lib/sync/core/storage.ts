@@ -1,7 +1,7 @@
 // What the device's storage can still take, and the IndexedDB failures that are about the storage
 // rather than the data: a full quota, and a connection the browser dropped (iOS: "Connection to
 // Indexed Database server lost"). Plain TypeScript: the page hands in navigator.storage.estimate.
-import type { ParleyDb } from '../mirror/db';
+import type { Dexie } from 'dexie';
 
 /** What navigator.storage.estimate() answers (both fields may be missing). */
 export interface StorageEstimateLike {
@@ -60,7 +60,7 @@ export function isConnectionLost(error: unknown): boolean {
 }
 
 /** Reopens a database whose connection was lost, so the caller can retry once. */
-export async function reopen(db: ParleyDb): Promise<void> {
+export async function reopen(db: Dexie): Promise<void> {
   if (db.isOpen()) db.close({ disableAutoOpen: false });
   await db.open();
 }

@@ -1,4 +1,4 @@
-// The sync engine: push the outbox, then pull, and decide when to go again. Plain TypeScript:
+// The sync engine: push the outbox, then pull, and go again when schedule.ts says. Plain TypeScript:
 // everything from the outside world (fetch, clock, timers, randomness, the cross-tab lock) is
 // handed in, so tests can run it against a real server with injected faults.
 import type { ParleyDb } from '../mirror/db';
@@ -13,7 +13,7 @@ import { woken } from '../outbox/lifecycle';
 import { UploadProgressWriter } from './upload-progress';
 import type { ResumableUploads } from '../outbox/resumable-upload';
 import { INITIAL_STATUS, updateStatus } from './status';
-import { backoffDelay } from '../outbox/operations';
+import { INITIAL_SCHEDULE, nextRun, timerDelay, type ScheduleContext, type ScheduleState } from './schedule';
 import { isConnectionLost, reopen } from '../core/storage';
 import { realClock, type Clock } from '../core/clock';
 
@@ -106,9 +106,8 @@ export class SyncEngine {
   private debounceTimer: unknown = null;
   private debounceAt = 0;
   private started = false;
-  private pullFailures = 0;
-  /** Consecutive syncs that could not reach the server: paces the reconnection probes. */
-  private offlineFailures = 0;
+  /** The retry counters (schedule.ts): consecutive failed pulls, and runs that could not reach the server. */
+  private pace: ScheduleState = INITIAL_SCHEDULE;
   /** The browser said offline (forwarded by the page): failures then count as "unreachable". */
   private browserOffline = false;
   /** Whether the server's Idempotency header has been recorded already (saves a meta write per response). */
@@ -257,42 +256,19 @@ export class SyncEngine {
     this.idempotencyRecorded = true;
   }
 
+  /** After a run (or a flush): what nextRun (schedule.ts) decides is written, and the next run is set. */
   private async recordOutcome(pushed: PushResult, pulled: PullResult | null) {
-    const now = this.clock.now();
-    const unauthenticated = pushed.kind === 'unauthenticated' || pulled?.kind === 'unauthenticated';
-    const wiped = (pushed.kind === 'unauthenticated' && pushed.wiped === true) || (pulled?.kind === 'unauthenticated' && pulled.wiped === true);
-    const offline =
-      (pushed.kind === 'waiting' && (pushed.reason === 'network' || pushed.reason === 'offline')) || pulled?.kind === 'network';
-    // Could not reach the server at all: retried at the reconnect pace, not with a growing backoff.
-    const unreachable =
-      (pushed.kind === 'waiting' && pushed.reason === 'offline') || (pulled?.kind === 'network' && pulled.unreachable === true);
-    this.offlineFailures = unreachable ? this.offlineFailures + 1 : 0;
-    const pullRetryable =
-      pulled !== null &&
-      ((pulled.kind === 'network' && !pulled.unreachable) || pulled.kind === 'server' || pulled.kind === 'rate_limited' || pulled.kind === 'in_progress');
-    this.pullFailures = pullRetryable ? this.pullFailures + 1 : 0;
-    const pushWait = pushed.kind === 'waiting' && pushed.reason !== 'offline' ? pushed.until : null;
-    const pullWait = pullRetryable ? now + backoffDelay(this.pullFailures, this.random, this.backoff.baseMs, this.backoff.maxMs) : null;
-    const reconnectWait = unreachable ? now + backoffDelay(this.offlineFailures, this.random, this.reconnect.baseMs, this.reconnect.maxMs) : null;
-    const nextRetryAt = [pushWait, pullWait, reconnectWait].filter((t): t is number => t !== null).sort((a, b) => a - b)[0] ?? null;
-    const problem =
-      pushed.kind === 'waiting' && pushed.reason !== 'backoff'
-        ? `${pushed.reason}`
-        : pulled && pulled.kind !== 'done' && pulled.kind !== 'unauthenticated'
-          ? pulled.message
-          : null;
-    await updateStatus(this.deps.db, {
-      online: !offline,
-      needsSignIn: unauthenticated,
-      ...(wiped ? { deviceWiped: true } : {}),
-      lastError: problem,
-      nextRetryAt,
-      ...(pulled?.kind === 'done' && pushed.kind === 'done' ? { lastSyncAt: now } : {}),
-    });
-    this.reachable = !offline && !unauthenticated;
-    this.lastProblem = problem;
+    const decision = nextRun(this.pace, { kind: 'ran', push: pushed, pull: pulled }, this.scheduleContext());
+    this.pace = decision.state;
+    await updateStatus(this.deps.db, decision.status);
+    if (decision.reachable !== null) this.reachable = decision.reachable;
+    this.lastProblem = decision.status.lastError ?? null;
     await this.checkStuck();
-    if (this.started) this.schedule(unauthenticated ? null : nextRetryAt);
+    if (this.started) this.schedule(decision.runAt);
+  }
+
+  private scheduleContext(): ScheduleContext {
+    return { now: this.clock.now(), random: this.random, backoff: this.backoff, reconnect: this.reconnect };
   }
 
   // ---- The stuck-queue watchdog ----
@@ -443,15 +419,15 @@ export class SyncEngine {
   async wake(): Promise<void> {
     const now = this.clock.now();
     await clearWaits(this.deps.db, now, this.backoff.baseMs);
-    this.pullFailures = this.offlineFailures = 0;
+    this.pace = nextRun(this.pace, { kind: 'woken' }, this.scheduleContext()).state;
     if (this.retryAt !== null && this.retryAt > now) this.retryAt = null;
-    this.requestSync(0);
+    this.requestSync(0); // runAt: now
   }
 
   /** "Sync now": end every wait, then sync and report. */
   async syncNow(): Promise<SyncReport> {
     await clearWaits(this.deps.db, this.clock.now(), this.backoff.baseMs);
-    this.pullFailures = this.offlineFailures = 0;
+    this.pace = nextRun(this.pace, { kind: 'woken' }, this.scheduleContext()).state;
     return this.syncOnce();
   }
 
@@ -480,8 +456,10 @@ export class SyncEngine {
       if (isConnectionLost(error)) {
         for (const db of new Set([this.deps.db, this.deps.mirrorDb ?? this.deps.db])) await reopen(db).catch(() => {});
       }
-      await updateStatus(this.deps.db, { lastError: error instanceof Error ? error.message : String(error) }).catch(() => {});
-      if (this.started) this.schedule(this.clock.now() + this.backoff.baseMs);
+      const decision = nextRun(this.pace, { kind: 'threw', message: error instanceof Error ? error.message : String(error) }, this.scheduleContext());
+      this.pace = decision.state;
+      await updateStatus(this.deps.db, decision.status).catch(() => {});
+      if (this.started) this.schedule(decision.runAt);
     }
   }
 
@@ -491,7 +469,7 @@ export class SyncEngine {
     // A follower's timer is a safety net too: the leader polls (or streams) for every tab.
     const slow = this.live?.connected || !this.leading;
     const period = slow ? (this.deps.safetyPeriodMs ?? 10 * 60_000) : (this.deps.periodMs ?? 60_000);
-    const delay = at === null ? period : Math.max(0, Math.min(period, at - this.clock.now()));
+    const delay = timerDelay(at, this.clock.now(), period);
     this.timer = this.clock.setTimeout(() => {
       this.timer = null;
       void this.runAndReschedule();

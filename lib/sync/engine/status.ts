@@ -2,7 +2,7 @@
 // view (read it with a live query: `useLiveQuery(() => readSyncStatus(db))`).
 import type { ParleyDb } from '../mirror/db';
 import { getMeta, setMeta } from '../mirror/meta';
-import { blockedOpIds } from '../outbox/blocking';
+import { blockedOpIds } from '../mirror/blocking';
 import type { OpError, OpKind } from '../outbox/operations';
 import { readFirstSyncProgress } from '../pull/state';
 

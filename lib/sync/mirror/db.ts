@@ -4,7 +4,7 @@
 import { Dexie, type DexieOptions, type EntityTable } from 'dexie';
 import type { Conversation, FileObject } from '../../schemas';
 import { BY_ARCHIVED_INDEX, listKeysMiddleware, ORDER_INDEX, WORDS_INDEX } from './list-keys';
-import type { OutboxOp } from '../outbox/operations';
+import type { OutboxOp } from './outbox-row';
 
 /** How a visible row relates to the server: no pending work, work queued, or work that failed. */
 export type SyncState = 'synced' | 'pending' | 'failed';

@@ -6,14 +6,13 @@
 // sees exactly the ConversationView it wrote. Only the indexes see them.
 import type { DBCore, DBCoreCursor, DBCoreTable, Middleware } from 'dexie';
 import type { Conversation } from '../../schemas';
-import { indexWords } from '../../view/search';
 
 export interface ConversationListKeys {
   /** The default order, ascending: pinned first, then latest activity (or creation), then newest. */
   order: [number, number, number];
   /** The same, after a leading 0 (not archived) or 1 (archived): a range per archived filter. */
   byArchived: [number, number, number, number];
-  /** The words of its contact or group id, for the search (a multi-entry index, lib/view/search.ts). */
+  /** The words of its contact or group id, for the search (a multi-entry index, lib/view/search.ts; `indexWords`). */
   words: string[];
 }
 
@@ -83,3 +82,26 @@ export const listKeysMiddleware: Middleware<DBCore> = {
     table: (name) => (name === 'conversations' ? conversationsTable(down.table(name)) : down.table(name)),
   }),
 };
+
+// ---- The words of an id (issue 21's forgiving search; lib/view/search.ts matches typed words against them) ----
+
+/**
+ * "Amélie_O'Brien-ward7B" → ["amelie", "o", "brien", "ward", "7", "b"]: marks stripped (NFD),
+ * lower case, split at anything not a letter or digit, between letters and digits, and where a
+ * lower-case letter meets a capital (camelCase).
+ */
+export function searchWords(text: string): string[] {
+  const words = unaccented(text)
+    .replace(/(\p{Ll})(?=\p{Lu})/gu, '$1 ')
+    .toLowerCase()
+    .match(/\p{L}+|\p{N}+/gu);
+  return [...new Set(words)];
+}
+
+/** The keys an id is found by: its words and, if several, all of them joined ("ameliahughes"). */
+export function indexWords(id: string): string[] {
+  const words = searchWords(id);
+  return words.length > 1 ? [...words, words.join('')] : words;
+}
+
+const unaccented = (text: string) => text.normalize('NFD').replace(/\p{M}/gu, '');

@@ -11,7 +11,8 @@ import type {
   ServerFile,
   SyncState,
 } from './db';
-import { blockedOpIds, mentionedIds, type OutboxOp } from '../outbox/operations';
+import { blockedOpIds, mentionedIds } from './blocking';
+import type { OutboxOp } from './outbox-row';
 import { serverWord } from './server-word';
 
 /** The conversation as the user should see it, or null when it does not (or no longer) exist. */

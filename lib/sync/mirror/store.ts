@@ -10,7 +10,7 @@
 // skips that read (`diff: false`).
 import type { Conversation, FileObject } from '../../schemas';
 import type { ConversationView, FileView, ParleyDb, ServerConversation, ServerFile } from './db';
-import { isTempId } from '../outbox/operations';
+import { isTempId } from './blocking';
 import { loadPending, rebuildViews, type PendingIndex } from './rebase';
 import { serverWord, wholeServerWord } from './server-word';
 

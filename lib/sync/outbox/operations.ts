@@ -1,16 +1,17 @@
 // The outbox's vocabulary and the pure rules over it: what an operation touches, which
 // operations are blocked by a failure, and how consecutive operations combine. No I/O here.
 
-// What an operation does (its body): bodies.ts.
-export { partyOf, type ConversationPatch, type OpBody, type OpKind, type Party, type UploadBody } from './bodies';
+// What an operation does (its body): mirror/bodies.ts (below the outbox: the mirror's rebase reads it).
+export { partyOf, type ConversationPatch, type OpBody, type OpKind, type Party, type UploadBody } from '../mirror/bodies';
 
-// The stored operation, its states and what each field means: lifecycle.ts.
-export type { CancelledUpload, OpError, OpState, OutboxOp, TusState, UploadSnapshot } from './lifecycle';
+// The stored operation and what each field means: mirror/outbox-row.ts; its states: lifecycle.ts.
+export type { CancelledUpload, OpError, OpState, OutboxOp, TusState, UploadSnapshot } from '../mirror/outbox-row';
 import { neverSent, type OutboxOp } from './lifecycle';
-import { creates, isTempId, TEMP_PREFIX } from './blocking';
+import { creates, isTempId, mentionedIds, TEMP_PREFIX } from '../mirror/blocking';
 export { neverSent };
-// What blocks what (read by the page's status too, so in a module of its own): blocking.ts.
-export { blockedOpIds, creates, isTempId, prerequisites, TEMP_PREFIX } from './blocking';
+// What blocks what and what an operation mentions (read by the mirror's rebase and the page's
+// status too, so in a module of their own, below the outbox): mirror/blocking.ts.
+export { blockedOpIds, creates, isTempId, mentionedIds, prerequisites, TEMP_PREFIX } from '../mirror/blocking';
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
@@ -74,20 +75,6 @@ export function readyBatch(ordered: readonly OutboxOp[], blocked: ReadonlySet<st
     if (ops.length >= max) break;
   }
   return { ops, waitUntil: null };
-}
-
-/** The ids an operation mentions, for remapping and for "does pending work need this row". */
-export function mentionedIds(op: OutboxOp): string[] {
-  const ids = [op.entityId];
-  if (op.body.kind === 'file.upload') {
-    ids.push(op.body.conversationId);
-    if (op.body.messageId) ids.push(op.body.messageId);
-    if (op.body.tempMessageId) ids.push(op.body.tempMessageId);
-  }
-  if (op.body.kind === 'conversation.update' && op.body.patch.pinned_message_id) {
-    ids.push(op.body.patch.pinned_message_id);
-  }
-  return ids;
 }
 
 /** Replace a temp id by the real one wherever the operation mentions it. Returns a new object. */

@@ -1,13 +1,13 @@
 // The process-wide /v1 back end for the Next.js route handlers: the embedded service, or the
 // proxy when UPSTREAM_BASE_URL is set. Opened once, on first use. Like `npm start`'s server, each
 // request gets an X-Request-Id and one JSON log record.
-import { readConfig } from '../../config';
-import { fromWebRequest, toWebResponse } from './exchange';
-import type { Dispatch } from './node-server';
-import { createProxy } from '../../proxy/proxy';
-import { ApiService } from '../service';
-import { isHealthPath, serveHealth } from './health';
-import { jsonLog, requestId, routeTemplate, type RequestContext } from './log';
+import { readConfig } from './config';
+import { fromWebRequest, toWebResponse } from './api/http/exchange';
+import type { Dispatch } from './api/http/node-server';
+import { createProxy } from './proxy/proxy';
+import { ApiService } from './api/service';
+import { isHealthPath, serveHealth } from './api/http/health';
+import { jsonLog, requestId, routeTemplate, type RequestContext } from './api/http/log';
 
 const globalForParley = globalThis as typeof globalThis & { __parleyDispatch?: Promise<Dispatch> };
 const log = jsonLog();

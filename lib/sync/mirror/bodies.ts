@@ -1,5 +1,6 @@
 // What an operation asks the server to do: its body, as stored in the outbox. Types and one pure
-// helper, imported by lifecycle.ts (the stored operation) and operations.ts (the rules over them).
+// helper, imported by outbox-row.ts (the stored operation), rebase.ts (which projects them) and
+// outbox/operations.ts (the rules over them, which re-exports them for the outbox).
 
 /** Normalised conversation fields an update sets (zod-validated before queueing). */
 export interface ConversationPatch {

@@ -1,7 +1,8 @@
 // Which operations a failed one holds up, and the id rules that decides it with (temp ids, what an
-// operation needs and what it creates). Pure, and apart from operations.ts: the page's status
-// line reads blockedOpIds, and this keeps the rest of the outbox's rules off the first screen.
-import type { OutboxOp } from './lifecycle';
+// operation needs, creates and mentions). Pure, and apart from outbox/operations.ts (which
+// re-exports it): the mirror's rebase reads it below the outbox, and the page's status line reads
+// blockedOpIds, which keeps the rest of the outbox's rules off the first screen.
+import type { OutboxOp } from './outbox-row';
 
 export const TEMP_PREFIX = 'local_';
 
@@ -51,4 +52,18 @@ export function blockedOpIds(ordered: readonly OutboxOp[]): Set<string> {
     }
   }
   return blocked;
+}
+
+/** The ids an operation mentions, for remapping and for "does pending work need this row". */
+export function mentionedIds(op: OutboxOp): string[] {
+  const ids = [op.entityId];
+  if (op.body.kind === 'file.upload') {
+    ids.push(op.body.conversationId);
+    if (op.body.messageId) ids.push(op.body.messageId);
+    if (op.body.tempMessageId) ids.push(op.body.tempMessageId);
+  }
+  if (op.body.kind === 'conversation.update' && op.body.patch.pinned_message_id) {
+    ids.push(op.body.patch.pinned_message_id);
+  }
+  return ids;
 }

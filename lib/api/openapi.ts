@@ -1,11 +1,11 @@
-// The OpenAPI 3.1 description of /v1, written from the route table (../routes) the service
+// The OpenAPI 3.1 description of /v1, written from the route table (./routes) the service
 // dispatches on: its operations, their parameters and request bodies from the zod schemas that
 // validate them, and response bodies from the zod schemas responses are built from.
 import { z } from 'zod';
-import { ApiErrorBody, ChangeEvent, Conversation, ConversationPage, EventPage, FileObject, FilePage, Me } from '../../schemas';
-import { IdempotencyKey } from '../domain/idempotency';
-import { ROUTES, type Route } from '../routes';
-import { HEADERS } from '../routes/responses';
+import { ApiErrorBody, ChangeEvent, Conversation, ConversationPage, EventPage, FileObject, FilePage, Me } from '../schemas';
+import { IdempotencyKey } from './domain/idempotency';
+import { ROUTES, type Route } from './routes';
+import { HEADERS } from './routes/responses';
 
 const COMPONENTS = '#/components/schemas/';
 
