@@ -61,6 +61,11 @@ export interface Config {
   fairShare: { perUser: number; queuedPerUser: number };
   /** Resumable uploads (tus, /v1/uploads; lib/api/http/tus.ts). */
   uploads: UploadSettings;
+  /**
+   * The audit trail (lib/api/domain/audit.ts). AUDIT_RETENTION_DAYS: how long rows are kept.
+   * AUDIT=off exists only for the bench (its with/without figure): a deployment keeps it on.
+   */
+  audit: { enabled: boolean; retentionDays: number };
 }
 
 /** Resumable uploads (tus 1.0.0 at /v1/uploads). */
@@ -421,6 +426,14 @@ const EnvSchema = z
     // 100 MiB) and tus-js-client sends the rest in one by default, so 1000 leaves room for ~975
     // interrupted PATCHes of one upload; a client of 1-byte PATCHes is stopped at 1000 files.
     MAX_UPLOAD_CHUNKS: integer('MAX_UPLOAD_CHUNKS', DEFAULT_UPLOAD_SETTINGS.maxChunks, 1, 1_000_000),
+    // A year by default; at most a hundred.
+    AUDIT_RETENTION_DAYS: integer('AUDIT_RETENTION_DAYS', 365, 1, 36_500),
+    // Only `npm run bench` turns it off (to measure what auditing costs).
+    AUDIT: parsedBy((raw) => {
+      if (raw === undefined || raw === 'on') return true;
+      if (raw === 'off') return false;
+      throw new ConfigError(`AUDIT is "on" (the default) or "off" (only for the bench); got "${raw}"`);
+    }),
   });
 
 /**
@@ -476,5 +489,6 @@ export function readConfig(env: Env = process.env): Config {
     fairShare: { perUser: v.MAX_REQUESTS_IN_FLIGHT_PER_USER, queuedPerUser: v.MAX_REQUESTS_QUEUED_PER_USER },
     s3,
     uploads: { expirySeconds: v.UPLOAD_EXPIRY_HOURS * 3600, maxOpenPerUser: v.MAX_OPEN_UPLOADS_PER_USER, maxChunks: v.MAX_UPLOAD_CHUNKS },
+    audit: { enabled: v.AUDIT, retentionDays: v.AUDIT_RETENTION_DAYS },
   };
 }

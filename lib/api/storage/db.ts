@@ -94,6 +94,21 @@ export interface BlobDeletionRow {
   next_attempt_at: Generated<number>;
 }
 
+/** One action of the audit trail (migration 0020_audit; lib/api/domain/audit.ts). Append-only. */
+export interface AuditTableRow {
+  seq: Generated<number>;
+  /** Unix milliseconds. */
+  at: number;
+  user_id: string;
+  token_id: string | null;
+  action: string;
+  object_type: string | null;
+  object_id: string | null;
+  conversation_id: string | null;
+  address: string | null;
+  outcome: string;
+}
+
 export interface SettingRow {
   key: string;
   value: string;
@@ -108,6 +123,7 @@ export interface Tables {
   settings: SettingRow;
   blob_deletions: BlobDeletionRow;
   events: EventRow;
+  audit: AuditTableRow;
 }
 
 export type Db = Kysely<Tables>;
