@@ -113,6 +113,35 @@ describe('writes: the row commits with the change', () => {
   });
 });
 
+describe('resumable uploads (tus): creation, chunks and the file they become', () => {
+  const tus = { 'tus-resumable': '1.0.0' };
+  const b64 = (v: string) => Buffer.from(v).toString('base64');
+  it('POST records the upload with its creation; a PATCH its chunk; the finished file its own create — all present once answered', async () => {
+    const name = 'tus-secret-name.bin';
+    const created = await alice.post('/v1/uploads', {
+      headers: { ...tus, 'upload-length': '10', 'upload-metadata': `filename ${b64(name)},conversation_id ${b64(conversationId)}` },
+    });
+    expect(created.status, created.text).toBe(201);
+    const location = new URL(created.headers.get('location')!, server.baseUrl).pathname;
+    const uploadId = location.split('/').pop()!;
+    const patch = (offset: number, bytes: string) =>
+      alice.call('PATCH', location, { headers: { ...tus, 'content-type': 'application/offset+octet-stream', 'upload-offset': String(offset) }, body: bytes });
+    expect((await patch(0, '01234')).status).toBe(204);
+    const last = await patch(5, '56789');
+    expect(last.status).toBe(204);
+    const made = last.headers.get('upload-file-id')!;
+    expect(made).toMatch(/^[A-Za-z0-9]{16}$/);
+    // The file's create, with it (through a proxy the upstream sees the file's POST /v1/files).
+    expect(await find({ action: 'create', object_type: 'file', object_id: made })).toEqual([expect.objectContaining({ user_id: 'alice', outcome: '201' })]);
+    if (process.env.PARLEY_TEST_VIA_PROXY !== '1') {
+      expect(await find({ action: 'create', object_type: 'upload', object_id: uploadId })).toEqual([expect.objectContaining({ user_id: 'alice', token_id: 'static', outcome: '201' })]);
+      // The first PATCH's chunk row and its audit row committed together.
+      expect((await find({ action: 'update', object_type: 'upload', object_id: uploadId })).length).toBeGreaterThanOrEqual(1);
+    }
+    expect(JSON.stringify(await all())).not.toContain(name);
+  });
+});
+
 describe('reads: batched, flushed off the request path', () => {
   it('list, read, a list filtered by conversation, and a refused read of another user\'s conversation (404)', async () => {
     expect((await alice.get('/v1/conversations?limit=5')).status).toBe(200);

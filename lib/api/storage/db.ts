@@ -176,7 +176,19 @@ function openSqliteReader(dataDir: string): FastReader {
   };
 }
 
-function openSqlite(dataDir: string): Dialect {
+/** The SQLite connection under a Kysely instance (see sqliteConnection). */
+const sqliteHandles = new WeakMap<object, Database.Database>();
+
+/**
+ * The SQLite connection under `db`, or undefined on PostgreSQL: for appends of many rows with one
+ * prepared statement (the audit trail's batches), run ONLY inside `db.connection().execute(…)`,
+ * which holds Kysely's one connection so that no transaction of another request is open on it.
+ */
+export function sqliteConnection(db: Db): Database.Database | undefined {
+  return sqliteHandles.get(db);
+}
+
+function openSqlite(dataDir: string): { dialect: Dialect; raw: Database.Database } {
   fs.mkdirSync(dataDir, { recursive: true });
   const raw = new Database(sqliteFile(dataDir));
   raw.pragma('journal_mode = WAL');
@@ -184,7 +196,7 @@ function openSqlite(dataDir: string): Dialect {
   // WAL + NORMAL survives a process crash; a power cut may lose the last commits (see README).
   raw.pragma('synchronous = NORMAL');
   raw.pragma('busy_timeout = 5000');
-  return new SqliteDialect({ database: statementCache(raw) as never });
+  return { dialect: new SqliteDialect({ database: statementCache(raw) as never }), raw };
 }
 
 async function openPostgres(url: string, log: Pick<Console, 'error'>): Promise<Dialect> {
@@ -213,9 +225,10 @@ async function openPostgres(url: string, log: Pick<Console, 'error'>): Promise<D
 
 export async function openDb(options: { dataDir: string; databaseUrl?: string | null; log?: Pick<Console, 'error'> }): Promise<OpenedDb> {
   const dialectName: DialectName = options.databaseUrl ? 'postgres' : 'sqlite';
-  const dialect =
-    dialectName === 'postgres' ? await openPostgres(options.databaseUrl!, options.log ?? console) : openSqlite(options.dataDir);
+  const sqlite = dialectName === 'sqlite' ? openSqlite(options.dataDir) : null;
+  const dialect = sqlite ? sqlite.dialect : await openPostgres(options.databaseUrl!, options.log ?? console);
   const db = new Kysely<Tables>({ dialect });
+  if (sqlite) sqliteHandles.set(db, sqlite.raw);
   const migrator = new Migrator({
     db,
     provider: { getMigrations: async () => migrations(dialectName) },
