@@ -11,6 +11,7 @@ import { BENCH, installExitHooks, stopAll } from './lib/proc';
 import type { Scenario } from './lib/scenario';
 import { api } from './scenarios/api';
 import { app } from './scenarios/app';
+import { audit } from './scenarios/audit';
 import { deepPages } from './scenarios/deep-pages';
 import { firstScreen } from './scenarios/first-screen';
 import { flood } from './scenarios/flood';
@@ -23,7 +24,7 @@ import { steadySync } from './scenarios/steady-sync';
 import { syncGrowth } from './scenarios/sync-growth';
 import { uploads, uploadsS3 } from './scenarios/uploads';
 
-const ALL: Scenario[] = [api, deepPages, uploads, uploadsS3, resumable, initialSync, steadySync, syncGrowth, replay, reconnect, app, firstScreen, flood, search];
+const ALL: Scenario[] = [api, audit, deepPages, uploads, uploadsS3, resumable, initialSync, steadySync, syncGrowth, replay, reconnect, app, firstScreen, flood, search];
 const RUNS = Number(process.env.BENCH_RUNS || 3);
 
 function machine() {

@@ -61,6 +61,11 @@ export interface Config {
   fairShare: { perUser: number; queuedPerUser: number };
   /** Resumable uploads (tus, /v1/uploads; lib/api/http/tus.ts). */
   uploads: UploadSettings;
+  /**
+   * The audit trail (lib/api/domain/audit.ts). AUDIT_RETENTION_DAYS: how long rows are kept.
+   * AUDIT=off exists only for the bench (its with/without figure): a deployment keeps it on.
+   */
+  audit: { enabled: boolean; retentionDays: number };
   /** What the app must do to protect patient data on a device (GET /device-policy; lib/api/http/device-policy.ts). */
   devicePolicy: DevicePolicy;
 }
@@ -438,6 +443,14 @@ const EnvSchema = z
     LOCK_AFTER_MINUTES: integer('LOCK_AFTER_MINUTES', 5, 0, 24 * 60),
     MAX_OFFLINE_DAYS: integer('MAX_OFFLINE_DAYS', 14, 0, 3650),
     WRONG_UNLOCKS_BEFORE_WIPE: integer('WRONG_UNLOCKS_BEFORE_WIPE', 10, 0, 1000),
+    // A year by default; at most a hundred.
+    AUDIT_RETENTION_DAYS: integer('AUDIT_RETENTION_DAYS', 365, 1, 36_500),
+    // Only `npm run bench` turns it off (to measure what auditing costs).
+    AUDIT: parsedBy((raw) => {
+      if (raw === undefined || raw === 'on') return true;
+      if (raw === 'off') return false;
+      throw new ConfigError(`AUDIT is "on" (the default) or "off" (only for the bench); got "${raw}"`);
+    }),
   });
 
 /**
@@ -498,5 +511,6 @@ export function readConfig(env: Env = process.env): Config {
     fairShare: { perUser: v.MAX_REQUESTS_IN_FLIGHT_PER_USER, queuedPerUser: v.MAX_REQUESTS_QUEUED_PER_USER },
     s3,
     uploads: { expirySeconds: v.UPLOAD_EXPIRY_HOURS * 3600, maxOpenPerUser: v.MAX_OPEN_UPLOADS_PER_USER, maxChunks: v.MAX_UPLOAD_CHUNKS },
+    audit: { enabled: v.AUDIT, retentionDays: v.AUDIT_RETENTION_DAYS },
   };
 }

@@ -15,6 +15,7 @@ export const SOURCES = [
   'public',
   'server.ts',
   'scripts/token.ts',
+  'scripts/audit.ts',
   'next.config.mjs',
   'tsconfig.json',
   'package.json',
@@ -33,9 +34,11 @@ export const STAMP = path.join(OUTPUT_DIR, 'build-stamp.json');
 export const SERVER_BUNDLE = path.join(OUTPUT_DIR, 'server.mjs');
 /** `npm run token` compiled, so an operator's machine runs it with plain node too. */
 export const TOKEN_BUNDLE = path.join(OUTPUT_DIR, 'token.mjs');
+/** `npm run audit` compiled the same way. */
+export const AUDIT_BUNDLE = path.join(OUTPUT_DIR, 'audit.mjs');
 const NEXT_BUILD_ID = path.join('.next', 'BUILD_ID');
 /** What must exist for the stamp to mean anything (a half-deleted build is not current). */
-const OUTPUTS = [NEXT_BUILD_ID, SERVER_BUNDLE, TOKEN_BUNDLE, 'public/sw.js', path.join('.next', 'csp-hashes.json')];
+const OUTPUTS = [NEXT_BUILD_ID, SERVER_BUNDLE, TOKEN_BUNDLE, AUDIT_BUNDLE, 'public/sw.js', path.join('.next', 'csp-hashes.json')];
 
 function sourceFiles(root) {
   const files = [];

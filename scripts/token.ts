@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { readConfig } from '../lib/config';
 import { openDb } from '../lib/api/storage/db';
-import { createToken, labelProblem, listTokens, printableLabel, recordWipedToken, revokeToken } from '../lib/api/domain/tokens';
+import { createToken, hashToken, labelProblem, listTokens, printableLabel, recordWipedToken, revokeToken } from '../lib/api/domain/tokens';
+import { recordAudit } from '../lib/api/domain/audit';
 
 const usage = `usage:
   npm run token -- create --user <user> [--label <text>]
@@ -164,7 +165,19 @@ async function main(args: string[]): Promise<number> {
       return 0;
     }
     if (command === 'revoke' && target) {
-      const n = await revokeToken(db, target, { wipe });
+      // The revocation and its audit row (user of the token, its id) commit together.
+      const n = await db.transaction().execute(async (trx) => {
+        const row = await trx
+          .selectFrom('tokens')
+          .select(['id', 'user_id'])
+          .where((eb) => eb.or([eb('id', '=', target), eb('token_hash', '=', hashToken(target))]))
+          .executeTakeFirst();
+        const done = await revokeToken(trx, target, { wipe });
+        if (row && done) {
+          await recordAudit(trx, { user: row.user_id, token: row.id, action: wipe ? 'wipe' : 'revoke', objectType: 'token', objectId: row.id, outcome: 'ok' });
+        }
+        return done;
+      });
       if (n && wipe) {
         console.log(`revoked ${target} with wipe`);
         console.error('[token] its device erases everything of the user it holds at its next request (within 10 s for a running server); changes made there and not yet synced are lost.');

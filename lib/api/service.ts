@@ -32,6 +32,10 @@ import { routeTemplate, type Logger } from './http/log';
 import { sql } from 'kysely';
 import { allowed, ROUTES, routeFor, Router, type Api } from './routes';
 import type { PathMatch } from './routes/router';
+import type { Route } from './routes/route';
+import { AuditNote, AuditTrail, type AuditAction } from './domain/audit';
+import type { StoredFile } from './domain/files';
+import { ID_PATTERN } from '../schemas';
 
 const JSON_HEADERS = { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store' };
 
@@ -103,6 +107,8 @@ export class ApiService {
   /** Live event streams of this process, ended cleanly at shutdown. */
   private readonly streams = new Set<EventStream>();
   private shuttingDown = false;
+  /** Who did what to which record (lib/api/domain/audit.ts): reads queued here, writes in their transactions. */
+  readonly audit: AuditTrail;
 
   private constructor(
     private readonly config: Config,
@@ -117,6 +123,7 @@ export class ApiService {
     this.signer = new UrlSigner(secret);
     this.hosts = new HostPolicy(config);
     this.auth = new Authenticator(db, config.staticTokens);
+    this.audit = new AuditTrail(db, { enabled: config.audit.enabled, retentionDays: config.audit.retentionDays, dialect: opened.dialect, log });
     this.conversations = new Conversations(db);
     this.files = new Files(db, this.signer, this.conversations);
     this.idempotency = new IdempotencyStore(db, config.extensions.has('idempotency'), { dialect: opened.dialect, waitMs: config.idempotencyWaitMs });
@@ -170,8 +177,9 @@ export class ApiService {
     return this.hosts.assetBase(request);
   }
 
-  /** Drops expired idempotency records and change-feed events (hourly, and at start). */
+  /** Drops expired idempotency records, change-feed events and audit rows (hourly, and at start). */
   async purgeExpired(): Promise<void> {
+    await this.audit.prune().catch((error) => this.log.error('[parley] pruning the audit trail failed:', error));
     await this.idempotency.purgeExpired().catch((error) => this.log.error('[parley] purging expired Idempotency-Keys failed:', error));
     await this.feed.purgeExpired(this.config.eventsRetentionSeconds).catch((error) => this.log.error('[parley] purging expired events failed:', error));
   }
@@ -252,6 +260,7 @@ export class ApiService {
     await this.notifications?.close();
     await this.limits?.close();
     await this.deletionPass;
+    await this.audit.close(); // the queued reads are written before the database closes
     await this.opened.close();
     this.blobs.close();
   }
@@ -292,17 +301,25 @@ export class ApiService {
     if (isHealthPath(request.path)) return serveHealth(request, this.readiness, this.log, { shuttingDown: this.shuttingDown });
     if (isDevicePolicyPath(request.path)) return serveDevicePolicy(request, this.config.devicePolicy);
     if (request.path.startsWith('/files/')) {
+      // The signed URL is the authorisation: recorded as the file owner's download, without a token.
+      let file: StoredFile | undefined;
+      let answer: ApiReply;
       try {
-        return await serveAsset(
+        answer = await serveAsset(
           request,
-          (id) => this.files.forAsset(this.db, id),
+          async (id) => (file = await this.files.forAsset(this.db, id)),
           (id, name, sig) => this.signer.verify(id, name, sig),
           (key, range) => this.store.open(key, range),
           this.blobs.presignedUrl,
         );
       } catch (error) {
-        return reply(errorResult(this.answerFor(request, error)));
+        answer = reply(errorResult(this.answerFor(request, error)));
       }
+      if (file) {
+        const action = request.method === 'HEAD' ? 'read' : 'download';
+        this.audit.enqueue({ user: file.user_id, token: null, action, objectType: 'file', objectId: file.id, address: request.remoteAddress, outcome: answer.status });
+      }
+      return answer;
     }
     let answer: ApiReply;
     try {
@@ -310,6 +327,9 @@ export class ApiService {
     } catch (error) {
       answer = reply(errorResult(this.answerFor(request, error)));
     }
+    // What was not recorded with its change (reads, refusals, replays) is queued, with its outcome.
+    const note = request.audit;
+    if (note && !note.recorded) this.audit.enqueue({ ...note.entry, outcome: answer.status });
     // Advertised up front, so that a client need not learn it from a replay.
     if (this.config.extensions.has('idempotency')) answer.headers.Idempotency = 'supported';
     return answer;
@@ -344,7 +364,7 @@ export class ApiService {
     if (route?.access === 'public') return reply((await route.handle(this.api, { request, user: '', params: match!.params })) as ApiResult);
     // A path that asks for no rate-limited token refuses a method before asking for one.
     if (match && !route && match.routes.every((r) => r.access)) throw methodNotAllowed(allowed(match.routes));
-    const user = await this.authenticate(request).catch((error: unknown) => this.limits.refused(request.remoteAddress, error));
+    const user = await this.authenticate(request, route ?? undefined, match?.params).catch((error: unknown) => this.limits.refused(request.remoteAddress, error));
     if (route?.access === 'stream') return (await route.handle(this.api, { request, user, params: match!.params })) as ApiReply;
     await this.limits.forToken(request.header('authorization'), request.method);
     // Long requests (bytes moving over the network) do not take a turn: see http/fair-share.ts.
@@ -358,13 +378,35 @@ export class ApiService {
     if (match.missing) throw notFound(match.missing);
     const route = routeFor(match.routes, request.method);
     if (!route) throw methodNotAllowed(allowed(match.routes));
-    return (await route.handle(this.api, { request, user, params: match.params })) as ApiResult;
+    const result = (await route.handle(this.api, { request, user, params: match.params })) as ApiResult;
+    request.audit?.learn(result);
+    return result;
   }
 
-  /** The user of the request's token; noted in its context for the request log. */
-  private async authenticate(request: ApiRequest): Promise<string> {
-    const user = await this.auth.authenticate(request.header('authorization'));
+  /**
+   * The user of the request's token; noted in its context for the request log, and in its audit
+   * entry (with the token's id) when the route is one.
+   */
+  private async authenticate(request: ApiRequest, route: Route | undefined, params: Record<string, string> | undefined): Promise<string> {
+    const { user, token } = await this.auth.identify(request.header('authorization'));
     if (request.context) request.context.user = user;
+    if (route && this.audit.enabled) {
+      const action = auditAction(request.method, route.path);
+      if (action) {
+        const id = params?.id;
+        const conversation = request.query.get('conversation_id');
+        request.audit = new AuditNote({
+          user,
+          token,
+          action,
+          objectType: objectType(route.path),
+          objectId: id !== undefined && ID_PATTERN.test(id) ? id : null,
+          // Only an id, never whatever else was sent.
+          conversationId: conversation !== null && ID_PATTERN.test(conversation) ? conversation : null,
+          address: request.remoteAddress ?? null,
+        });
+      }
+    }
     return user;
   }
 
@@ -373,6 +415,31 @@ export class ApiService {
     if (this.config.extensions.has('events') && result.status < 300) this.hub.publish(user);
     return result;
   }
+}
+
+/** What a request does, for the audit trail: by its method, and whether its path names one record. */
+function auditAction(method: string, template: string): AuditAction | null {
+  switch (method) {
+    case 'GET':
+    case 'HEAD':
+      return template.endsWith('}') ? 'read' : 'list';
+    case 'POST':
+      return 'create';
+    case 'PUT':
+    case 'PATCH':
+      return 'update';
+    case 'DELETE':
+      return 'delete';
+    default:
+      return null;
+  }
+}
+
+/** The kind of record a route's path is about: /v1/conversations/{id} → conversation. */
+function objectType(template: string): string {
+  const segments = template.split('/').filter((s) => s && s !== 'v1' && s !== 'stream' && !s.startsWith('{'));
+  const last = segments[segments.length - 1] ?? '';
+  return last.endsWith('s') ? last.slice(0, -1) : last;
 }
 
 /** Runs a housekeeping pass; a failure is logged as a warning and counts as nothing removed. */

@@ -19,6 +19,7 @@ import { commit, inTransaction, rollbackQuietly, type Transaction } from '../sto
 import { ApiError, idempotencyInProgress, invalid } from '../errors';
 import { nowSeconds } from './ids';
 import { errorResult, type ApiResult } from '../result';
+import type { AuditNote } from './audit';
 
 export const RETENTION_SECONDS = 24 * 60 * 60;
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
@@ -136,16 +137,25 @@ export class IdempotencyStore {
     key: string | null,
     identity: () => RequestIdentity,
     handler: (trx: Db) => Promise<ApiResult>,
-    options: { singleWrite?: boolean } = {},
+    options: { singleWrite?: boolean; audit?: AuditNote } = {},
   ): Promise<ApiResult> {
+    const audit = options.audit;
     if (!this.enabled || key === null) {
-      // A handler whose only write is one statement is atomic by itself: no BEGIN/COMMIT needed.
-      return options.singleWrite ? handler(this.db) : inTransaction(this.db, handler);
+      // A handler whose only write is one statement is atomic by itself: no BEGIN/COMMIT needed
+      // (unless the audit trail's row goes with it).
+      if (!audit) return options.singleWrite ? handler(this.db) : inTransaction(this.db, handler);
+      const result = await inTransaction(this.db, async (trx) => {
+        const done = await handler(trx);
+        await audit.record(trx, done);
+        return done;
+      });
+      audit.recorded = true;
+      return result;
     }
     if (!IdempotencyKey.safeParse(key).success) throw invalid('Idempotency-Key', 'Idempotency-Key must be 1-255 visible ASCII characters');
     const print = fingerprint(identity());
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
-      const result = await this.attempt(userId, key, print, handler);
+      const result = await this.attempt(userId, key, print, handler, audit);
       if (result) return result;
     }
     throw this.inProgress();
@@ -156,7 +166,7 @@ export class IdempotencyStore {
   }
 
   /** One transaction: claim, then run and record — or find the recorded response. null: claim again. */
-  private async attempt(userId: string, key: string, print: string, handler: (trx: Db) => Promise<ApiResult>): Promise<ApiResult | null> {
+  private async attempt(userId: string, key: string, print: string, handler: (trx: Db) => Promise<ApiResult>, audit?: AuditNote): Promise<ApiResult | null> {
     const trx = await this.db.startTransaction().execute();
     let result: ApiResult;
     let refusal: ApiError | null = null;
@@ -185,11 +195,14 @@ export class IdempotencyStore {
         result = errorResult(error);
       }
       await this.record(trx, userId, key, result);
+      // The audit trail's row (a refusal's too) commits with the effect and its key.
+      await audit?.record(trx, result);
     } catch (error) {
       await rollbackQuietly(trx);
       throw error;
     }
     await commit(trx);
+    if (audit) audit.recorded = true;
     if (refusal) throw refusal;
     return result;
   }

@@ -113,25 +113,30 @@ export function bearerToken(header: string | null): string {
  * Long-lived requests (live streams) ask again with `recheck`, which bypasses the cache.
  */
 export class Authenticator {
-  private readonly cache = new Map<string, { userId: string; expires: number }>();
+  private readonly cache = new Map<string, { userId: string; tokenId: string; expires: number }>();
   private readonly byHash;
 
   constructor(
     private readonly db: Db,
     private readonly staticTokens: Map<string, string>,
   ) {
-    this.byHash = prepare<{ hash: string }, { user_id: string; wiped_at: number | null }>(db, (slot) =>
-      db.selectFrom('tokens').select(['user_id', 'wiped_at']).where('token_hash', '=', slot('hash')),
+    this.byHash = prepare<{ hash: string }, { id: string; user_id: string; wiped_at: number | null }>(db, (slot) =>
+      db.selectFrom('tokens').select(['id', 'user_id', 'wiped_at']).where('token_hash', '=', slot('hash')),
     );
   }
 
   async authenticate(header: string | null): Promise<string> {
+    return (await this.identify(header)).user;
+  }
+
+  /** The user and the token's id (`static` for a PARLEY_TOKENS token): for the audit trail. */
+  async identify(header: string | null): Promise<{ user: string; token: string }> {
     const token = bearerToken(header);
     const fixed = this.staticTokens.get(token);
-    if (fixed) return fixed;
+    if (fixed) return { user: fixed, token: 'static' };
     const now = Date.now();
     const cached = this.cache.get(token);
-    if (cached && cached.expires > now) return cached.userId;
+    if (cached && cached.expires > now) return { user: cached.userId, token: cached.tokenId };
     const [row] = await this.byHash(this.db, { hash: hashToken(token) });
     if (!row) {
       this.cache.delete(token);
@@ -141,8 +146,8 @@ export class Authenticator {
       this.cache.delete(token);
       throw deviceWiped();
     }
-    this.remember(token, row.user_id, now);
-    return row.user_id;
+    this.remember(token, row.user_id, row.id, now);
+    return { user: row.user_id, token: row.id };
   }
 
   /**
@@ -151,6 +156,7 @@ export class Authenticator {
    */
   async recheck(tokens: Iterable<string>): Promise<Map<string, string | null>> {
     const out = new Map<string, string | null>();
+    const ids = new Map<string, string>(); // token → its id
     const stored = new Map<string, string>(); // hash → token
     for (const token of tokens) {
       const fixed = this.staticTokens.get(token);
@@ -161,21 +167,24 @@ export class Authenticator {
     const now = Date.now();
     for (let i = 0; i < hashes.length; i += 500) {
       const batch = hashes.slice(i, i + 500);
-      const rows = await this.db.selectFrom('tokens').select(['token_hash', 'user_id']).where('token_hash', 'in', batch).where('wiped_at', 'is', null).execute();
-      for (const row of rows) out.set(stored.get(row.token_hash)!, row.user_id);
+      const rows = await this.db.selectFrom('tokens').select(['token_hash', 'user_id', 'id']).where('token_hash', 'in', batch).where('wiped_at', 'is', null).execute();
+      for (const row of rows) {
+        out.set(stored.get(row.token_hash)!, row.user_id);
+        ids.set(stored.get(row.token_hash)!, row.id);
+      }
     }
     for (const token of stored.values()) {
       const user = out.get(token);
       if (user === undefined) {
         out.set(token, null);
         this.cache.delete(token);
-      } else if (user !== null) this.remember(token, user, now);
+      } else if (user !== null) this.remember(token, user, ids.get(token)!, now);
     }
     return out;
   }
 
-  private remember(token: string, userId: string, now: number): void {
+  private remember(token: string, userId: string, tokenId: string, now: number): void {
     if (this.cache.size >= CACHE_MAX) this.cache.clear();
-    this.cache.set(token, { userId, expires: now + CACHE_TTL_MS });
+    this.cache.set(token, { userId, tokenId, expires: now + CACHE_TTL_MS });
   }
 }

@@ -4,6 +4,7 @@
 // Performance). The Web-standard entry point (ApiService.handle) is a thin shell over these.
 import { Readable } from 'node:stream';
 import type { RequestContext } from './log';
+import type { AuditNote } from '../domain/audit';
 
 export interface ApiRequest {
   method: string;
@@ -31,6 +32,8 @@ export interface ApiRequest {
    * (Next's route handlers): such requests share one bucket.
    */
   remoteAddress?: string | null;
+  /** The request's audit entry, set by the service once it is authenticated (absent: not audited). */
+  audit?: AuditNote;
 }
 
 export interface ApiReply {

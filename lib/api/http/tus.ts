@@ -62,6 +62,7 @@ import { refuseQueryParameters } from '../domain/pagination';
 import type { BlobStore, BlobWrite } from '../storage/blob-store';
 import type { Db, Tables } from '../storage/db';
 import { inTransaction, isCommitOutcomeUnknown } from '../storage/transaction';
+import { recordAudit, type AuditNote } from '../domain/audit';
 import type { ApiRequest } from './exchange';
 import type { ReceivedUpload } from './upload';
 
@@ -437,6 +438,7 @@ export class TusUploads {
         await this.completion.created?.(trx, id, request);
         return { status: 201, headers: { ...TUS_HEADERS, Location: `/v1/uploads/${id}`, 'Upload-Expires': httpDate(expiresAt) } };
       },
+      { audit: request.audit },
     );
     const location = result.headers?.Location ?? '';
     const createdId = location.slice(location.lastIndexOf('/') + 1);
@@ -617,7 +619,7 @@ export class TusUploads {
             ? (blob: BlobWrite, digest: Digest) => this.completeWhole(row, lease, blob, digest, request)
             : undefined;
         try {
-          ({ reached, fileId } = await this.receive(row, offset, body, lease, whole, mustFinish));
+          ({ reached, fileId } = await this.receive(row, offset, body, lease, whole, mustFinish, request.audit));
         } finally {
           received(); // its chunk is recorded (or its file made), or its blob removed
         }
@@ -682,6 +684,7 @@ export class TusUploads {
     lease: Lease,
     whole?: (blob: BlobWrite, digest: Digest) => Promise<string>,
     mustFinish = false,
+    audit?: AuditNote,
   ): Promise<{ reached: number; fileId: string | null }> {
     const room = row.upload_length - offset;
     let size = 0;
@@ -740,12 +743,12 @@ export class TusUploads {
       await this.record(row, offset, size, blob, lease).catch(() => {});
       throw failure;
     }
-    await this.record(row, offset, size, blob, lease);
+    await this.record(row, offset, size, blob, lease, audit);
     return { reached: offset + size, fileId: null };
   }
 
   /** The chunk's row and the new offset, together, only while this request still holds the lease. */
-  private async record(row: UploadRow, offset: number, size: number, blob: BlobWrite, lease: Lease): Promise<void> {
+  private async record(row: UploadRow, offset: number, size: number, blob: BlobWrite, lease: Lease, audit?: AuditNote): Promise<void> {
     const now = nowSeconds();
     try {
       await inTransaction(this.deps.db, async (trx) => {
@@ -763,7 +766,10 @@ export class TusUploads {
           throw still ? inProgress(still.writer_until) : notFound('upload'); // lease lost (lapsed), or the upload was deleted
         }
         await db.insertInto('upload_chunks').values({ upload_id: row.id, upload_offset: offset, size, storage_key: blob.key }).execute();
+        // The PATCH's audit row, with its bytes (not a creation's: its row went with the upload's).
+        if (audit && !audit.recorded) await audit.record(trx, { status: 204 });
       });
+      if (audit) audit.recorded = true;
     } catch (error) {
       // Not when the commit's outcome is unknown: the chunk row may point at these bytes (the
       // orphan sweep removes them if it does not).
@@ -889,7 +895,7 @@ export class TusUploads {
         if (!deleted) throw notFound('upload');
         return { status: 204, headers: TUS_HEADERS };
       },
-      { singleWrite: true },
+      { singleWrite: true, audit: request.audit },
     );
     // A PATCH of this process still receiving bytes for it: its body is ended here, and its chunk
     // can no longer be recorded (the row is gone), so it removes its blob. The answer waits for
@@ -956,7 +962,7 @@ class FileCompletion implements UploadCompletion {
   }
 
   /** Concatenates the chunks into one new blob (hashing and sniffing on the way); one file, once. */
-  async complete(staged: StagedUpload): Promise<string> {
+  async complete(staged: StagedUpload, request?: ApiRequest): Promise<string> {
     const store = this.deps.store;
     const hash = createHash('sha256');
     const headChunks: Buffer[] = [];
@@ -980,7 +986,7 @@ class FileCompletion implements UploadCompletion {
       throw error;
     }
     try {
-      return await this.completeWhole(staged, blob, { sha256: hash.digest('hex'), head: new Uint8Array(Buffer.concat(headChunks)) });
+      return await this.completeWhole(staged, blob, { sha256: hash.digest('hex'), head: new Uint8Array(Buffer.concat(headChunks)) }, request);
     } catch (error) {
       if (!isCommitOutcomeUnknown(error)) await blob.abort();
       throw error;
@@ -988,7 +994,7 @@ class FileCompletion implements UploadCompletion {
   }
 
   /** The file from `blob` (all of the upload's bytes), as POST /v1/files makes it; one file, once. */
-  async completeWhole(staged: StagedUpload, blob: BlobWrite, digest: Digest): Promise<string> {
+  async completeWhole(staged: StagedUpload, blob: BlobWrite, digest: Digest, request?: ApiRequest): Promise<string> {
     const { row } = staged;
     const upload: ReceivedUpload = {
       fields: row.conversation_id !== null ? { conversation_id: row.conversation_id } : { message_id: row.message_id! },
@@ -997,6 +1003,9 @@ class FileCompletion implements UploadCompletion {
     const fileId = await inTransaction(this.deps.db, async (trx) => {
       const file = await this.files.create(trx, row.user_id, upload, '');
       await staged.finish(trx, file.id);
+      // The file the upload became: its own audit row, with it.
+      const audit = request?.audit;
+      if (audit) await recordAudit(trx, { ...audit.entry, action: 'create', objectType: 'file', objectId: file.id, conversationId: null, outcome: 201 });
       return file.id;
     });
     this.deps.published(row.user_id);

@@ -48,6 +48,7 @@ export const conversationRoutes: Route[] = [
         request.header('idempotency-key'),
         () => ({ method: 'POST', path: request.path, content: fields }),
         async (trx) => ({ status: 201, body: await api.conversations.create(trx, user, fields) }),
+        { audit: request.audit },
       );
       return api.written(user, result);
     },
@@ -81,7 +82,7 @@ export const conversationRoutes: Route[] = [
         request.header('idempotency-key'),
         () => ({ method: 'PUT', path: request.path, content: fields }),
         async (trx) => ({ status: 200, body: await api.conversations.update(trx, user, params.id!, fields) }),
-        { singleWrite: true },
+        { singleWrite: true, audit: request.audit },
       );
       return api.written(user, result);
     },

@@ -85,7 +85,7 @@ export const fileRoutes: Route[] = [
         request.header('idempotency-key'),
         () => ({ method: 'PUT', path: request.path, content: fields }),
         async (trx) => ({ status: 200, body: await api.files.rename(trx, user, params.id!, fields, api.assetBase(request)) }),
-        { singleWrite: false },
+        { singleWrite: false, audit: request.audit },
       );
       return api.written(user, result);
     },
@@ -126,6 +126,7 @@ async function upload(api: Api, request: Call['request'], user: string) {
         rowWritten = true;
         return { status: 201, body };
       },
+      { audit: request.audit },
     );
     if (!rowWritten) await received.file?.blob.abort();
     return result;

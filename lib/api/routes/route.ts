@@ -113,7 +113,7 @@ export async function deleteOne(api: Api, { request, user }: Call, remove: (trx:
       await remove(trx);
       return { status: 204 };
     },
-    { singleWrite: true },
+    { singleWrite: true, audit: request.audit },
   );
   return afterDelete(api, user, result);
 }

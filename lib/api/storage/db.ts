@@ -94,6 +94,21 @@ export interface BlobDeletionRow {
   next_attempt_at: Generated<number>;
 }
 
+/** One action of the audit trail (migration 0020_audit; lib/api/domain/audit.ts). Append-only. */
+export interface AuditTableRow {
+  seq: Generated<number>;
+  /** Unix milliseconds. */
+  at: number;
+  user_id: string;
+  token_id: string | null;
+  action: string;
+  object_type: string | null;
+  object_id: string | null;
+  conversation_id: string | null;
+  address: string | null;
+  outcome: string;
+}
+
 export interface SettingRow {
   key: string;
   value: string;
@@ -108,6 +123,7 @@ export interface Tables {
   settings: SettingRow;
   blob_deletions: BlobDeletionRow;
   events: EventRow;
+  audit: AuditTableRow;
 }
 
 export type Db = Kysely<Tables>;
@@ -160,7 +176,19 @@ function openSqliteReader(dataDir: string): FastReader {
   };
 }
 
-function openSqlite(dataDir: string): Dialect {
+/** The SQLite connection under a Kysely instance (see sqliteConnection). */
+const sqliteHandles = new WeakMap<object, Database.Database>();
+
+/**
+ * The SQLite connection under `db`, or undefined on PostgreSQL: for appends of many rows with one
+ * prepared statement (the audit trail's batches), run ONLY inside `db.connection().execute(…)`,
+ * which holds Kysely's one connection so that no transaction of another request is open on it.
+ */
+export function sqliteConnection(db: Db): Database.Database | undefined {
+  return sqliteHandles.get(db);
+}
+
+function openSqlite(dataDir: string): { dialect: Dialect; raw: Database.Database } {
   fs.mkdirSync(dataDir, { recursive: true });
   const raw = new Database(sqliteFile(dataDir));
   raw.pragma('journal_mode = WAL');
@@ -168,7 +196,7 @@ function openSqlite(dataDir: string): Dialect {
   // WAL + NORMAL survives a process crash; a power cut may lose the last commits (see README).
   raw.pragma('synchronous = NORMAL');
   raw.pragma('busy_timeout = 5000');
-  return new SqliteDialect({ database: statementCache(raw) as never });
+  return { dialect: new SqliteDialect({ database: statementCache(raw) as never }), raw };
 }
 
 async function openPostgres(url: string, log: Pick<Console, 'error'>): Promise<Dialect> {
@@ -197,9 +225,10 @@ async function openPostgres(url: string, log: Pick<Console, 'error'>): Promise<D
 
 export async function openDb(options: { dataDir: string; databaseUrl?: string | null; log?: Pick<Console, 'error'> }): Promise<OpenedDb> {
   const dialectName: DialectName = options.databaseUrl ? 'postgres' : 'sqlite';
-  const dialect =
-    dialectName === 'postgres' ? await openPostgres(options.databaseUrl!, options.log ?? console) : openSqlite(options.dataDir);
+  const sqlite = dialectName === 'sqlite' ? openSqlite(options.dataDir) : null;
+  const dialect = sqlite ? sqlite.dialect : await openPostgres(options.databaseUrl!, options.log ?? console);
   const db = new Kysely<Tables>({ dialect });
+  if (sqlite) sqliteHandles.set(db, sqlite.raw);
   const migrator = new Migrator({
     db,
     provider: { getMigrations: async () => migrations(dialectName) },

@@ -246,6 +246,53 @@ export function migrations(dialect: DialectName): Record<string, Migration> {
         await db.schema.alterTable('tokens').addColumn('wiped_at', 'bigint').execute();
       },
     },
+    // The audit trail (lib/api/domain/audit.ts): append-only. Rows are inserted (a write's in its
+    // own transaction, reads in batches) and deleted only by the retention prune: an UPDATE is
+    // refused on both dialects; on PostgreSQL a DELETE or TRUNCATE too, except in a transaction
+    // that set parley.audit_prune (the prune's). Times in Unix milliseconds.
+    '0020_audit': {
+      async up(db: Kysely<any>) {
+        await db.schema
+          .createTable('audit')
+          .addColumn('seq', seqType, seq)
+          .addColumn('at', 'bigint', (c) => c.notNull())
+          .addColumn('user_id', 'text', (c) => c.notNull())
+          .addColumn('token_id', 'text')
+          .addColumn('action', 'text', (c) => c.notNull())
+          .addColumn('object_type', 'text')
+          .addColumn('object_id', 'text')
+          .addColumn('conversation_id', 'text')
+          .addColumn('address', 'text')
+          .addColumn('outcome', 'text', (c) => c.notNull())
+          .execute();
+        await db.schema.createIndex('audit_user_at').on('audit').columns(['user_id', 'at']).execute();
+        await db.schema.createIndex('audit_object').on('audit').column('object_id').execute();
+        await db.schema.createIndex('audit_conversation').on('audit').column('conversation_id').execute();
+        await db.schema.createIndex('audit_at').on('audit').column('at').execute();
+        if (dialect === 'postgres') {
+          await sql`
+            create function parley_audit_append_only() returns trigger language plpgsql as $$
+            begin
+              if TG_OP = 'DELETE' and current_setting('parley.audit_prune', true) = 'on' then
+                return old;
+              end if;
+              raise exception 'the audit trail is append-only (% refused)', TG_OP;
+            end $$`.execute(db);
+          await sql`
+            create trigger audit_append_only before update or delete on audit
+            for each row execute function parley_audit_append_only()`.execute(db);
+          await sql`
+            create trigger audit_no_truncate before truncate on audit
+            for each statement execute function parley_audit_append_only()`.execute(db);
+        } else {
+          await sql`
+            create trigger audit_append_only before update on audit
+            begin
+              select raise(abort, 'the audit trail is append-only (UPDATE refused)');
+            end`.execute(db);
+        }
+      },
+    },
   };
 }
 
