@@ -29,8 +29,13 @@ export const E2E_SEED_TOKENS = Array.from({ length: 6 }, (_, i) => `carol-e2e-se
 const tokens = [...Object.entries(E2E_TOKENS), ...Object.entries(E2E_SECOND_TOKENS), ...E2E_SEED_TOKENS.map((token) => ['carol', token])]
   .map(([user, token]) => `${user}:${token}`)
   .join(',');
-/** The two servers' data; removed by the global teardown (same process, same pid). */
-export const E2E_DATA_ROOT = path.join(os.tmpdir(), `parley-e2e-${process.pid}`);
+/**
+ * The two servers' data; removed by the global teardown. Named once, by the main process, and
+ * handed to the test workers through the environment they inherit: a worker's own pid would name
+ * another directory (tests that run the token CLI on the server's DATA_DIR need the same one).
+ */
+process.env.PARLEY_E2E_DATA_ROOT ??= path.join(os.tmpdir(), `parley-e2e-${process.pid}`);
+export const E2E_DATA_ROOT = process.env.PARLEY_E2E_DATA_ROOT;
 
 export default defineConfig({
   testDir: 'tests/browser',

@@ -22,7 +22,9 @@ import { sweepOrphans, type BlobStore } from './storage/blob-store';
 import { BlobDeletionQueue, type DrainResult } from './storage/blob-deletions';
 import { openBlobStore, type OpenedBlobStore } from './storage/open-blob-store';
 import { storageFailure } from './storage/failures';
-import { Authenticator, createToken } from './domain/tokens';
+import { Authenticator, createToken, type Identity } from './domain/tokens';
+import { Pairings } from './domain/pairings';
+import { purgeExpiredDeviceTokens } from './domain/devices';
 import { isUploadChunk, TusUploads, uploadChunkKeys } from './http/tus';
 import { isHealthPath, serveHealth } from './http/health';
 import { FairShare } from './http/fair-share';
@@ -79,6 +81,7 @@ export class ApiService {
   private readonly conversations: Conversations;
   private readonly files: Files;
   private readonly idempotency: IdempotencyStore;
+  private readonly pairings: Pairings;
   /** Resumable uploads (tus) at /v1/uploads; `expire()` is its periodic pass. */
   readonly uploads: TusUploads;
   private readonly signer: UrlSigner;
@@ -115,7 +118,8 @@ export class ApiService {
     this.store = blobs.store;
     this.signer = new UrlSigner(secret);
     this.hosts = new HostPolicy(config);
-    this.auth = new Authenticator(db, config.staticTokens);
+    this.auth = new Authenticator(db, config.staticTokens, { ttlSeconds: config.tokenTtlSeconds });
+    this.pairings = new Pairings(db);
     this.conversations = new Conversations(db);
     this.files = new Files(db, this.signer, this.conversations);
     this.idempotency = new IdempotencyStore(db, config.extensions.has('idempotency'), { dialect: opened.dialect, waitMs: config.idempotencyWaitMs });
@@ -153,6 +157,8 @@ export class ApiService {
       feed: this.feed,
       hub: this.hub,
       uploads: this.uploads,
+      pairings: this.pairings,
+      forgetToken: (tokenId) => this.auth.forget(tokenId),
       streams: this.streams,
       get shuttingDown() {
         return isShuttingDown();
@@ -173,6 +179,8 @@ export class ApiService {
   async purgeExpired(): Promise<void> {
     await this.idempotency.purgeExpired().catch((error) => this.log.error('[parley] purging expired Idempotency-Keys failed:', error));
     await this.feed.purgeExpired(this.config.eventsRetentionSeconds).catch((error) => this.log.error('[parley] purging expired events failed:', error));
+    await purgeExpiredDeviceTokens(this.db, this.config.tokenTtlSeconds).catch((error) => this.log.error('[parley] purging expired device tokens failed:', error));
+    await this.pairings.purge().catch((error) => this.log.error('[parley] purging old pairing codes failed:', error));
   }
 
   static async open(
@@ -339,31 +347,35 @@ export class ApiService {
     this.hosts.check(request);
     const match = this.router.find(path);
     const route = match && routeFor(match.routes, request.method);
-    if (route?.access === 'public') return reply((await route.handle(this.api, { request, user: '', params: match!.params })) as ApiResult);
+    if (route?.access === 'public') {
+      if (match!.missing) throw notFound(match!.missing);
+      if (route.rateLimit) await this.limits.forAddress(route.rateLimit, request.remoteAddress);
+      return reply((await route.handle(this.api, { request, user: '', tokenId: null, params: match!.params })) as ApiResult);
+    }
     // A path that asks for no rate-limited token refuses a method before asking for one.
     if (match && !route && match.routes.every((r) => r.access)) throw methodNotAllowed(allowed(match.routes));
-    const user = await this.authenticate(request).catch((error: unknown) => this.limits.refused(request.remoteAddress, error));
-    if (route?.access === 'stream') return (await route.handle(this.api, { request, user, params: match!.params })) as ApiReply;
+    const { user, tokenId } = await this.authenticate(request).catch((error: unknown) => this.limits.refused(request.remoteAddress, error));
+    if (route?.access === 'stream') return (await route.handle(this.api, { request, user, tokenId, params: match!.params })) as ApiReply;
     await this.limits.forToken(request.header('authorization'), request.method);
     // Long requests (bytes moving over the network) do not take a turn: see http/fair-share.ts.
-    if (route?.long) return reply(await this.serve(request, user, match!));
-    return reply(await this.share.run(user, () => this.serve(request, user, match)));
+    if (route?.long) return reply(await this.serve(request, user, tokenId, match!));
+    return reply(await this.share.run(user, () => this.serve(request, user, tokenId, match)));
   }
 
   /** A /v1 request of an authenticated user (within its limits). */
-  private async serve(request: ApiRequest, user: string, match: PathMatch | null): Promise<ApiResult> {
+  private async serve(request: ApiRequest, user: string, tokenId: string | null, match: PathMatch | null): Promise<ApiResult> {
     if (!match) throw notFound('route');
     if (match.missing) throw notFound(match.missing);
     const route = routeFor(match.routes, request.method);
     if (!route) throw methodNotAllowed(allowed(match.routes));
-    return (await route.handle(this.api, { request, user, params: match.params })) as ApiResult;
+    return (await route.handle(this.api, { request, user, tokenId, params: match.params })) as ApiResult;
   }
 
-  /** The user of the request's token; noted in its context for the request log. */
-  private async authenticate(request: ApiRequest): Promise<string> {
-    const user = await this.auth.authenticate(request.header('authorization'));
-    if (request.context) request.context.user = user;
-    return user;
+  /** The user (and stored token) of the request's token; the user is noted in its context for the request log. */
+  private async authenticate(request: ApiRequest): Promise<Identity> {
+    const identity = await this.auth.identify(request.header('authorization'));
+    if (request.context) request.context.user = identity.user;
+    return identity;
   }
 
   /** After a write that succeeded: this process's live streams of that user look at the feed. */

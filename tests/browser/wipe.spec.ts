@@ -11,7 +11,7 @@ import { base, expectAllSynced, unique } from './helpers';
 const DATA_DIR = path.join(E2E_DATA_ROOT, 'app');
 
 function tokenCli(args: string[]): { code: number | null; out: string; err: string } {
-  const env: Record<string, string | undefined> = { ...process.env, DATA_DIR };
+  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR };
   delete env.DATABASE_URL;
   delete env.UPSTREAM_BASE_URL;
   const r = spawnSync(process.execPath, ['scripts/token.mjs', ...args], { env, encoding: 'utf8' });
