@@ -61,6 +61,8 @@ export interface Config {
   fairShare: { perUser: number; queuedPerUser: number };
   /** Resumable uploads (tus, /v1/uploads; lib/api/http/tus.ts). */
   uploads: UploadSettings;
+  /** TOKEN_TTL_DAYS: a device token (pairing, sign-in) unused this long is no longer accepted; CLI and static tokens do not expire. */
+  tokenTtlSeconds: number;
   /**
    * The audit trail (lib/api/domain/audit.ts). AUDIT_RETENTION_DAYS: how long rows are kept.
    * AUDIT=off exists only for the bench (its with/without figure): a deployment keeps it on.
@@ -125,6 +127,8 @@ export interface RateLimits {
   writesPerSecond: number;
   /** Per client address, for /v1 requests without a valid token. */
   anonymous: RateLimit;
+  /** Pairing codes redeemed (POST /v1/pairings/redeem) per client address per minute (0: no limit). */
+  pairingPerMinute?: number;
 }
 
 export interface S3Config {
@@ -151,8 +155,8 @@ export interface StreamLimits {
   maxTotal: number;
 }
 
-/** Extensions that can be switched off: Idempotency-Key, /v1/me, the change feed and its live stream. */
-export const EXTENSIONS = ['idempotency', 'me', 'events', 'uploads'] as const;
+/** Extensions that can be switched off: Idempotency-Key, /v1/me, the change feed and its live stream, resumable uploads, devices and pairing. */
+export const EXTENSIONS = ['idempotency', 'me', 'events', 'uploads', 'devices'] as const;
 export type Extension = (typeof EXTENSIONS)[number];
 
 type Env = Record<string, string | undefined>;
@@ -424,6 +428,11 @@ const EnvSchema = z
     RATE_LIMIT_WRITES_PER_SECOND: integer('RATE_LIMIT_WRITES_PER_SECOND', 0, 0),
     RATE_LIMIT_ANONYMOUS_PER_SECOND: integer('RATE_LIMIT_ANONYMOUS_PER_SECOND', 10, 0),
     RATE_LIMIT_ANONYMOUS_BURST: integer('RATE_LIMIT_ANONYMOUS_BURST', 100, 0),
+    // Pairing codes are 8 characters of 30 (~39 bits) and live 2 minutes: 10 tries a minute per
+    // address (shared by all instances on one PostgreSQL database) leaves a guess no real chance.
+    RATE_LIMIT_PAIRING_PER_MINUTE: integer('RATE_LIMIT_PAIRING_PER_MINUTE', 10, 0),
+    // Device tokens (pairing, sign-in) unused this long expire; the contract: 30 days by default.
+    TOKEN_TTL_DAYS: integer('TOKEN_TTL_DAYS', 30, 1, 3650),
     // A fair share of the process per user (lib/api/http/fair-share.ts): the app sends at most 4
     // requests at once, so it never waits; a flood waits its turn behind others' requests.
     MAX_REQUESTS_IN_FLIGHT_PER_USER: integer('MAX_REQUESTS_IN_FLIGHT_PER_USER', 4, 0),
@@ -507,10 +516,12 @@ export function readConfig(env: Env = process.env): Config {
       token: { perSecond: v.RATE_LIMIT_PER_SECOND, burst: v.RATE_LIMIT_BURST, burstSeconds: v.RATE_LIMIT_BURST_SECONDS, peakPerSecond: v.RATE_LIMIT_PEAK_PER_SECOND },
       writesPerSecond: v.RATE_LIMIT_PER_SECOND === 0 ? 0 : v.RATE_LIMIT_WRITES_PER_SECOND,
       anonymous: { perSecond: v.RATE_LIMIT_ANONYMOUS_PER_SECOND, burst: v.RATE_LIMIT_ANONYMOUS_BURST, burstSeconds: v.RATE_LIMIT_BURST_SECONDS, peakPerSecond: 0 },
+      pairingPerMinute: v.RATE_LIMIT_PAIRING_PER_MINUTE,
     },
     fairShare: { perUser: v.MAX_REQUESTS_IN_FLIGHT_PER_USER, queuedPerUser: v.MAX_REQUESTS_QUEUED_PER_USER },
     s3,
     uploads: { expirySeconds: v.UPLOAD_EXPIRY_HOURS * 3600, maxOpenPerUser: v.MAX_OPEN_UPLOADS_PER_USER, maxChunks: v.MAX_UPLOAD_CHUNKS },
+    tokenTtlSeconds: v.TOKEN_TTL_DAYS * 24 * 3600,
     audit: { enabled: v.AUDIT, retentionDays: v.AUDIT_RETENTION_DAYS },
   };
 }

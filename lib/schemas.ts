@@ -69,6 +69,52 @@ export type EventPage = z.infer<typeof EventPage>;
 export const Me = z.strictObject({ id: z.string().min(1) });
 export type Me = z.infer<typeof Me>;
 
+// ---- Devices and pairing (extensions of Parley's own server). ----
+
+/** GET /v1/me/devices: one stored token of the caller's user (a device, or a CLI token). */
+export const Device = z.strictObject({
+  id: Id,
+  label: z.string().nullable(),
+  created_at: Timestamp,
+  last_seen_at: Timestamp.nullable(),
+  current: z.boolean(),
+});
+export type Device = z.infer<typeof Device>;
+export const DevicePage = Page(Device);
+export type DevicePage = z.infer<typeof DevicePage>;
+
+/** The short code: 8 characters of an alphabet without look-alikes (no 0/O, 1/I/L, U). */
+export const PAIRING_ALPHABET = '23456789ABCDEFGHJKMNPQRSTVWXYZ';
+export const PAIRING_CODE_LENGTH = 8;
+export const PairingStatus = z.enum(['waiting', 'redeemed', 'approved', 'denied', 'collected', 'expired']);
+export type PairingStatus = z.infer<typeof PairingStatus>;
+
+/** POST /v1/me/pairings: a one-use code, valid until expires_at (2 minutes). */
+export const PairingCreated = z.strictObject({ id: Id, code: z.string().length(PAIRING_CODE_LENGTH), expires_at: Timestamp });
+export type PairingCreated = z.infer<typeof PairingCreated>;
+/** GET /v1/me/pairings/{id}: what became of a code (label: the device that redeemed it). */
+export const Pairing = z.strictObject({
+  id: Id,
+  status: PairingStatus,
+  user: z.string().min(1),
+  label: z.string().nullable(),
+  created_at: Timestamp,
+  expires_at: Timestamp,
+});
+export type Pairing = z.infer<typeof Pairing>;
+/** POST /v1/pairings/redeem: no token, only the secret that collects it once approved. */
+export const PairingRedeemed = z.strictObject({ pairing_id: Id, secret: z.string().min(32), expires_at: Timestamp });
+export type PairingRedeemed = z.infer<typeof PairingRedeemed>;
+/** POST /v1/pairings/{id}/token: the new device's own token (once). */
+export const PairingToken = z.strictObject({ token: z.string().min(1), user: z.string().min(1), device_id: Id });
+export type PairingToken = z.infer<typeof PairingToken>;
+
+export const PairingRedeemInput = z.strictObject({
+  code: z.string().min(1).max(64),
+  label: z.string().min(1).max(200).optional(),
+});
+export const PairingTokenInput = z.strictObject({ secret: z.string().min(1).max(200) });
+
 export const ErrorCode = z.enum([
   'unauthenticated',
   // 401: this token was revoked with wipe (`npm run token -- revoke <id> --wipe`): the device
@@ -112,6 +158,12 @@ export const ErrorCode = z.enum([
   'request_header_fields_too_large',
   // 408: the request's headers (HEADERS_TIMEOUT_MS) or all of it (REQUEST_TIMEOUT_MS) took too long.
   'request_timeout',
+  // Pairing a device (extension): 410, the code or the request expired (2 minutes) or was used
+  // already (one use); 409, retryable, the first device has not approved yet; 403, it denied.
+  'pairing_expired',
+  'pairing_used',
+  'pairing_pending',
+  'pairing_denied',
 ]);
 export type ErrorCode = z.infer<typeof ErrorCode>;
 

@@ -160,7 +160,8 @@ async function main(args: string[]): Promise<number> {
       if (tokens.length === 0) console.log('no stored tokens');
       for (const t of tokens) {
         const wiped = t.wiped_at === null ? '' : `  [wiped ${new Date(t.wiped_at * 1000).toISOString()}]`;
-        console.log(`${t.id}  ${t.user_id}  ${new Date(t.created_at * 1000).toISOString()}  ${printableLabel(t.label ?? '')}${wiped}`.trimEnd());
+        const device = t.kind === 'device' ? `  [device; last seen ${t.last_seen_at === null ? 'never' : new Date(Number(t.last_seen_at) * 1000).toISOString()}]` : '';
+        console.log(`${t.id}  ${t.user_id}  ${new Date(t.created_at * 1000).toISOString()}  ${printableLabel(t.label ?? '')}${wiped}${device}`.trimEnd());
       }
       return 0;
     }

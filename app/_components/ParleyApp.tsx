@@ -41,6 +41,7 @@ const loadFilesScreen = () => import('./FilesScreen');
 const ConversationScreen = lazy(() => loadConversationScreen().then((m) => ({ default: m.ConversationScreen })));
 const FilesScreen = lazy(() => loadFilesScreen().then((m) => ({ default: m.FilesScreen })));
 const StorageScreen = lazy(() => import('./StorageScreen').then((m) => ({ default: m.StorageScreen })));
+const DevicesScreen = lazy(() => import('./DevicesScreen').then((m) => ({ default: m.DevicesScreen })));
 // The viewer's own chunk; pdf.js and the FHIR/HL7 views load from it only for a file of their kind.
 const loadFileScreen = () => import('./viewer/FileScreen');
 const FileScreen = lazy(() => loadFileScreen().then((m) => ({ default: m.FileScreen })));
@@ -74,8 +75,20 @@ export function ParleyApp() {
     setSession(null);
     navigate({ name: 'conversations' }, { replace: true });
   }, []);
+  const [pairCode, setPairCode] = useState<string | null>(null);
   useEffect(() => {
-    setSession(resumeSession(device()));
+    // Opened from another device's QR code (/?pair=<code>): the code is read once and taken out of
+    // the address (it is spent on redemption anyway; the token itself never travels in a URL).
+    const params = new URLSearchParams(window.location.search);
+    const pair = params.get('pair');
+    if (pair) {
+      params.delete('pair');
+      const rest = params.toString();
+      history.replaceState(history.state, '', `${window.location.pathname}${rest ? `?${rest}` : ''}`);
+    }
+    const resumed = resumeSession(device());
+    if (pair && !resumed) setPairCode(pair);
+    setSession(resumed);
     void finishRemovals(device()).catch(() => {});
     // Another tab signed in again, signed out, or signed in as someone else: follow it.
     const onStorage = (event: StorageEvent) => {
@@ -92,6 +105,7 @@ export function ParleyApp() {
       {session === null ? (
         <SignIn
           notice={notice}
+          pairCode={pairCode}
           onSubmit={async (token) => {
             // The policy before the sign-in completes: a device that must lock never keeps the token in clear.
             const policy = await fetchPolicy(fetch, window.location.origin);
@@ -194,6 +208,7 @@ function SignedIn({
     () =>
       connection && {
         connection,
+        token,
         signOut: () => void askSignOut(),
         signInAgain: async (next: string) => {
           const result = await signInAgain(device(), session, connection.db, next);
@@ -202,7 +217,7 @@ function SignedIn({
           return null;
         },
       },
-    [connection, askSignOut, session, onSessionChange],
+    [connection, token, askSignOut, session, onSessionChange],
   );
 
   if (failure) return <p className="error" role="alert">The local database could not be opened: {failure}</p>;
@@ -239,7 +254,8 @@ function SignedIn({
 }
 
 function NavLink({ route, current, children }: { route: Route; current: Route; children: string }) {
-  const active = current.name === route.name || (route.name === 'conversations' && current.name === 'conversation');
+  const active =
+    current.name === route.name || (route.name === 'conversations' && current.name === 'conversation') || (route.name === 'device' && current.name === 'devices');
   return (
     <a
       href={hrefFor(route)}
@@ -286,6 +302,8 @@ function Shell() {
                 <FilesScreen conversationId={route.conversationId} />
               ) : route.name === 'device' ? (
                 <StorageScreen />
+              ) : route.name === 'devices' ? (
+                <DevicesScreen />
               ) : route.name === 'file' ? (
                 <FileScreen key={route.id} id={route.id} />
               ) : (

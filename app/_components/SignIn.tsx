@@ -1,5 +1,8 @@
 'use client';
-import { useState, type FormEvent } from 'react';
+import { lazy, Suspense, useState, type FormEvent } from 'react';
+
+// Pairing with a code from another device: its own chunk, loaded when asked for (or opened from a QR code).
+const PairWithCode = lazy(() => import('./PairWithCode').then((m) => ({ default: m.PairWithCode })));
 
 /**
  * The token form. `onSubmit` checks the token and returns why it was refused, or null. `again`:
@@ -10,6 +13,7 @@ export function SignIn({
   again = false,
   notice = null,
   onSignOut,
+  pairCode = null,
 }: {
   onSubmit(token: string): Promise<string | null>;
   again?: boolean;
@@ -17,8 +21,11 @@ export function SignIn({
   notice?: string | null;
   /** Offered in the "sign in again" dialog: the way out when no token of this account is at hand. */
   onSignOut?: () => void;
+  /** A code from another device (the QR code's ?pair=): sign in by pairing at once. */
+  pairCode?: string | null;
 }) {
   const [token, setToken] = useState('');
+  const [pairing, setPairing] = useState(pairCode !== null);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
 
@@ -46,6 +53,11 @@ export function SignIn({
           ? 'The server no longer accepts your session’s token. Sign in with a new token of the same account: your unsynced changes are kept and will be sent once you do.'
           : 'Conversations and files, on your phone, with or without a network.'}
       </p>
+      {pairing && !again ? (
+        <Suspense fallback={<p className="empty">Loading…</p>}>
+          <PairWithCode initialCode={pairCode ?? ''} onToken={onSubmit} onCancel={() => setPairing(false)} />
+        </Suspense>
+      ) : (
       <form onSubmit={submit} noValidate>
         <label htmlFor="token">Access token</label>
         <input
@@ -77,7 +89,15 @@ export function SignIn({
             {busy ? 'Checking…' : 'Sign in'}
           </button>
         </div>
+        {!again && (
+          <p>
+            <button type="button" className="link" onClick={() => setPairing(true)}>
+              Have a code from another device?
+            </button>
+          </p>
+        )}
       </form>
+      )}
     </main>
   );
 }

@@ -7,6 +7,9 @@ import { defaultBudget, effectiveBudget, MiB, summarise } from '@/lib/offline/po
 import { keptConversationIds, readBudgetSetting, readKeepPinned, readOfflineStatus, setBudget, setKeepPinned, wakeDownloaderOnConnectionChange, type OfflineStatus } from '@/lib/offline/settings';
 import { readDeviceStorage, requestPersistence, type DeviceStorage } from '@/lib/view/device-storage';
 import { countOf, humanSize } from '@/lib/view/format';
+import { listDevices } from '@/lib/view/devices';
+import { AddPhone } from './AddPhone';
+import { navigate } from './router';
 import { useSession } from './session-context';
 import { useSyncStatus } from './StatusBar';
 
@@ -69,7 +72,42 @@ export function StorageScreen() {
         the browser clears it, Parley reloads your data from the server and tells you if unsent changes were lost.
       </p>
       <OfflineFiles quota={storage?.quota ?? null} />
+      <OtherDevices />
     </section>
+  );
+}
+
+/**
+ * "Add a phone" and "Your devices": extensions of Parley's own server. Offered only where it
+ * answers GET /v1/me/devices (a plain /v1 server answers 404; offline, nothing is offered).
+ */
+function OtherDevices() {
+  const { token } = useSession();
+  const [available, setAvailable] = useState(false);
+  const [adding, setAdding] = useState(false);
+  useEffect(() => {
+    let cancelled = false;
+    listDevices(token).then(
+      (devices) => !cancelled && setAvailable(devices !== null),
+      () => {},
+    );
+    return () => void (cancelled = true);
+  }, [token]);
+  if (!available) return null;
+  return (
+    <>
+      <h2>Other devices</h2>
+      <p>Sign in on your phone without a token: this device shows a code, the phone scans or types it, and you allow it here.</p>
+      <div className="actions">
+        <button type="button" onClick={() => setAdding(true)}>
+          Add a phone
+        </button>
+        <button type="button" onClick={() => navigate({ name: 'devices' })}>
+          Your devices
+        </button>
+      </div>
+      <AddPhone token={token} open={adding} onClose={() => setAdding(false)} />
+    </>
   );
 }
 

@@ -8,6 +8,7 @@ export type Route =
   | { name: 'conversation'; id: string }
   | { name: 'files'; conversationId?: string }
   | { name: 'device' }
+  | { name: 'devices' }
   | { name: 'file'; id: string };
 
 const EVENT = 'parley:navigate';
@@ -20,6 +21,7 @@ export function parseRoute(search: string): Route {
   if (file) return { name: 'file', id: file };
   if (params.get('view') === 'files') return { name: 'files', conversationId: params.get('in') ?? undefined };
   if (params.get('view') === 'device') return { name: 'device' };
+  if (params.get('view') === 'devices') return { name: 'devices' };
   return { name: 'conversations' };
 }
 
@@ -27,6 +29,7 @@ export function hrefFor(route: Route): string {
   if (route.name === 'conversation') return `/?c=${encodeURIComponent(route.id)}`;
   if (route.name === 'files') return route.conversationId ? `/?view=files&in=${encodeURIComponent(route.conversationId)}` : '/?view=files';
   if (route.name === 'device') return '/?view=device';
+  if (route.name === 'devices') return '/?view=devices';
   if (route.name === 'file') return `/?file=${encodeURIComponent(route.id)}`;
   return '/';
 }

@@ -4,6 +4,8 @@ import type { SyncConnection } from '@/lib/sync/page';
 
 export interface Session {
   connection: SyncConnection;
+  /** The session's bearer token (the devices and pairing screens call the server with it). */
+  token: string;
   signOut(): void;
   /**
    * Replace the token after the server refused the old one. Accepted only for the same user as

@@ -30,6 +30,10 @@ const STATUS: Record<ErrorCode, number> = {
   upload_chunk_limit: 409,
   request_header_fields_too_large: 431,
   request_timeout: 408,
+  pairing_expired: 410,
+  pairing_used: 410,
+  pairing_pending: 409,
+  pairing_denied: 403,
 };
 
 export class ApiError extends Error {

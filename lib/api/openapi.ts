@@ -2,7 +2,7 @@
 // dispatches on: its operations, their parameters and request bodies from the zod schemas that
 // validate them, and response bodies from the zod schemas responses are built from.
 import { z } from 'zod';
-import { ApiErrorBody, ChangeEvent, Conversation, ConversationPage, EventPage, FileObject, FilePage, Me } from '../schemas';
+import { ApiErrorBody, ChangeEvent, Conversation, ConversationPage, Device, DevicePage, EventPage, FileObject, FilePage, Me, Pairing, PairingCreated, PairingRedeemed, PairingToken } from '../schemas';
 import { IdempotencyKey } from './domain/idempotency';
 import { ROUTES, type Route } from './routes';
 import { HEADERS } from './routes/responses';
@@ -68,7 +68,7 @@ export function openApiDocument() {
     if (route.method === '*') continue;
     (paths[route.path] ??= {})[route.method.toLowerCase()] = operation(route, bodies);
   }
-  const responses = { Conversation, File: FileObject, ConversationPage, FilePage, Event: ChangeEvent, EventPage, Me, Error: ApiErrorBody };
+  const responses = { Conversation, File: FileObject, ConversationPage, FilePage, Event: ChangeEvent, EventPage, Me, Device, DevicePage, PairingCreated, Pairing, PairingRedeemed, PairingToken, Error: ApiErrorBody };
   return {
     openapi: '3.1.0',
     info: {
@@ -96,6 +96,7 @@ export function openApiDocument() {
       { name: 'Events', description: 'Extension: the change feed, listed and live' },
       { name: 'Uploads', description: 'Extension: resumable uploads (tus 1.0.0)' },
       { name: 'Service', description: 'What the service says about itself and the caller' },
+      { name: 'Devices', description: 'Extension of Parley\'s own server: the caller\'s devices, and pairing a new one with a short code' },
     ],
     paths,
     components: {

@@ -22,7 +22,9 @@ import { sweepOrphans, type BlobStore } from './storage/blob-store';
 import { BlobDeletionQueue, type DrainResult } from './storage/blob-deletions';
 import { openBlobStore, type OpenedBlobStore } from './storage/open-blob-store';
 import { storageFailure } from './storage/failures';
-import { Authenticator, createToken } from './domain/tokens';
+import { Authenticator, createToken, type Identity } from './domain/tokens';
+import { Pairings } from './domain/pairings';
+import { purgeExpiredDeviceTokens } from './domain/devices';
 import { isUploadChunk, TusUploads, uploadChunkKeys } from './http/tus';
 import { isHealthPath, serveHealth } from './http/health';
 import { isDevicePolicyPath, serveDevicePolicy } from './http/device-policy';
@@ -84,6 +86,7 @@ export class ApiService {
   private readonly conversations: Conversations;
   private readonly files: Files;
   private readonly idempotency: IdempotencyStore;
+  private readonly pairings: Pairings;
   /** Resumable uploads (tus) at /v1/uploads; `expire()` is its periodic pass. */
   readonly uploads: TusUploads;
   private readonly signer: UrlSigner;
@@ -122,8 +125,9 @@ export class ApiService {
     this.store = blobs.store;
     this.signer = new UrlSigner(secret);
     this.hosts = new HostPolicy(config);
-    this.auth = new Authenticator(db, config.staticTokens);
+    this.auth = new Authenticator(db, config.staticTokens, { ttlSeconds: config.tokenTtlSeconds });
     this.audit = new AuditTrail(db, { enabled: config.audit.enabled, retentionDays: config.audit.retentionDays, dialect: opened.dialect, log });
+    this.pairings = new Pairings(db);
     this.conversations = new Conversations(db);
     this.files = new Files(db, this.signer, this.conversations);
     this.idempotency = new IdempotencyStore(db, config.extensions.has('idempotency'), { dialect: opened.dialect, waitMs: config.idempotencyWaitMs });
@@ -161,6 +165,8 @@ export class ApiService {
       feed: this.feed,
       hub: this.hub,
       uploads: this.uploads,
+      pairings: this.pairings,
+      forgetToken: (tokenId) => this.auth.forget(tokenId),
       streams: this.streams,
       get shuttingDown() {
         return isShuttingDown();
@@ -182,6 +188,8 @@ export class ApiService {
     await this.audit.prune().catch((error) => this.log.error('[parley] pruning the audit trail failed:', error));
     await this.idempotency.purgeExpired().catch((error) => this.log.error('[parley] purging expired Idempotency-Keys failed:', error));
     await this.feed.purgeExpired(this.config.eventsRetentionSeconds).catch((error) => this.log.error('[parley] purging expired events failed:', error));
+    await purgeExpiredDeviceTokens(this.db, this.config.tokenTtlSeconds).catch((error) => this.log.error('[parley] purging expired device tokens failed:', error));
+    await this.pairings.purge().catch((error) => this.log.error('[parley] purging old pairing codes failed:', error));
   }
 
   static async open(
@@ -361,24 +369,28 @@ export class ApiService {
     this.hosts.check(request);
     const match = this.router.find(path);
     const route = match && routeFor(match.routes, request.method);
-    if (route?.access === 'public') return reply((await route.handle(this.api, { request, user: '', params: match!.params })) as ApiResult);
+    if (route?.access === 'public') {
+      if (match!.missing) throw notFound(match!.missing);
+      if (route.rateLimit) await this.limits.forAddress(route.rateLimit, request.remoteAddress);
+      return reply((await route.handle(this.api, { request, user: '', tokenId: null, params: match!.params })) as ApiResult);
+    }
     // A path that asks for no rate-limited token refuses a method before asking for one.
     if (match && !route && match.routes.every((r) => r.access)) throw methodNotAllowed(allowed(match.routes));
-    const user = await this.authenticate(request, route ?? undefined, match?.params).catch((error: unknown) => this.limits.refused(request.remoteAddress, error));
-    if (route?.access === 'stream') return (await route.handle(this.api, { request, user, params: match!.params })) as ApiReply;
+    const { user, tokenId } = await this.authenticate(request, route ?? undefined, match?.params).catch((error: unknown) => this.limits.refused(request.remoteAddress, error));
+    if (route?.access === 'stream') return (await route.handle(this.api, { request, user, tokenId, params: match!.params })) as ApiReply;
     await this.limits.forToken(request.header('authorization'), request.method);
     // Long requests (bytes moving over the network) do not take a turn: see http/fair-share.ts.
-    if (route?.long) return reply(await this.serve(request, user, match!));
-    return reply(await this.share.run(user, () => this.serve(request, user, match)));
+    if (route?.long) return reply(await this.serve(request, user, tokenId, match!));
+    return reply(await this.share.run(user, () => this.serve(request, user, tokenId, match)));
   }
 
   /** A /v1 request of an authenticated user (within its limits). */
-  private async serve(request: ApiRequest, user: string, match: PathMatch | null): Promise<ApiResult> {
+  private async serve(request: ApiRequest, user: string, tokenId: string | null, match: PathMatch | null): Promise<ApiResult> {
     if (!match) throw notFound('route');
     if (match.missing) throw notFound(match.missing);
     const route = routeFor(match.routes, request.method);
     if (!route) throw methodNotAllowed(allowed(match.routes));
-    const result = (await route.handle(this.api, { request, user, params: match.params })) as ApiResult;
+    const result = (await route.handle(this.api, { request, user, tokenId, params: match.params })) as ApiResult;
     request.audit?.learn(result);
     return result;
   }
@@ -387,8 +399,11 @@ export class ApiService {
    * The user of the request's token; noted in its context for the request log, and in its audit
    * entry (with the token's id) when the route is one.
    */
-  private async authenticate(request: ApiRequest, route: Route | undefined, params: Record<string, string> | undefined): Promise<string> {
-    const { user, token } = await this.auth.identify(request.header('authorization'));
+  private async authenticate(request: ApiRequest, route: Route | undefined, params: Record<string, string> | undefined): Promise<Identity> {
+    const identity = await this.auth.identify(request.header('authorization'));
+    const { user } = identity;
+    // A PARLEY_TOKENS token has no stored id: the trail says `static`.
+    const token = identity.tokenId ?? 'static';
     if (request.context) request.context.user = user;
     if (route && this.audit.enabled) {
       const action = auditAction(request.method, route.path);
@@ -407,7 +422,7 @@ export class ApiService {
         });
       }
     }
-    return user;
+    return identity;
   }
 
   /** After a write that succeeded: this process's live streams of that user look at the feed. */

@@ -243,6 +243,166 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/me/devices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's devices
+         * @description Extension: the stored tokens of the token's user — devices signed in by pairing (or sign-in) and CLI tokens — newest first; `current` marks the one making this request (a static PARLEY_TOKENS token is not listed). Wiped and expired ones are not listed. last_seen_at is accurate to within 5 minutes. One page: has_more is false for any real number of devices.
+         */
+        get: operations["listDevices"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/me/devices/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Sign a device out
+         * @description Extension: revokes the device's token (this device's own too). With wipe=true the token is kept, marked wiped: every request with it is then answered 401 device_wiped and the app there erases everything of the user it holds. Other instances may accept the token for up to 10 s more (their token cache). Another user's device: 404.
+         */
+        delete: operations["deleteDevice"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/me/pairings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A code to add a device
+         * @description Extension: a one-use code (8 characters of 23456789ABCDEFGHJKMNPQRSTVWXYZ) valid for 2 minutes. Another device redeems it (POST /v1/pairings/redeem, or opens <origin>/?pair=<code>); this device then sees who asks (GET /v1/me/pairings/{id}) and approves or denies. At most 5 codes of a user wait at once (429 otherwise).
+         */
+        post: operations["createPairing"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/me/pairings/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What became of a code
+         * @description Extension: waiting (not redeemed yet), redeemed (a device asks: label says which; approve or deny it), approved, denied, collected (the device has its token) or expired. The device that made the code polls this.
+         */
+        get: operations["retrievePairing"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/me/pairings/{id}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Let the device in
+         * @description Extension: the device that redeemed the code may now collect its own device token (within 2 minutes).
+         */
+        post: operations["approvePairing"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/me/pairings/{id}/deny": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Refuse the device
+         * @description Extension: the device that redeemed the code is told pairing_denied (403) and gets no token.
+         */
+        post: operations["denyPairing"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/pairings/redeem": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Redeem a code (the new device)
+         * @description Extension, no token: the new device sends the code (case, spaces and dashes do not matter) and optionally its label (default: from its User-Agent, e.g. "Chrome on Android"). It gets a secret, never a token: it collects its token with the secret once the other device approves. Rate-limited per client address (RATE_LIMIT_PAIRING_PER_MINUTE, default 10).
+         */
+        post: operations["redeemPairing"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/pairings/{id}/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Collect the new device's token
+         * @description Extension, no token: with the secret from the redemption, in the body (never in a URL). 200 with the device's own token once approved (once: a second collection is 410); 409 pairing_pending with Retry-After until then (poll); 403 pairing_denied; 410 expired. A wrong secret: 404.
+         */
+        post: operations["collectPairingToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -316,11 +476,46 @@ export interface components {
         Me: {
             id: string;
         };
+        Device: {
+            id: string;
+            label: string | null;
+            created_at: number;
+            last_seen_at: number | null;
+            current: boolean;
+        };
+        DevicePage: {
+            has_more: boolean;
+            data: components["schemas"]["Device"][];
+        };
+        PairingCreated: {
+            id: string;
+            code: string;
+            expires_at: number;
+        };
+        Pairing: {
+            id: string;
+            /** @enum {string} */
+            status: "waiting" | "redeemed" | "approved" | "denied" | "collected" | "expired";
+            user: string;
+            label: string | null;
+            created_at: number;
+            expires_at: number;
+        };
+        PairingRedeemed: {
+            pairing_id: string;
+            secret: string;
+            expires_at: number;
+        };
+        PairingToken: {
+            token: string;
+            user: string;
+            device_id: string;
+        };
         Error: {
             /** @enum {string} */
             type: "invalid_request" | "api_error";
             /** @enum {string} */
-            code: "unauthenticated" | "device_wiped" | "parameter_invalid" | "parameter_missing" | "parameter_unknown" | "resource_missing" | "method_not_allowed" | "conversation_exists" | "idempotency_conflict" | "events_expired" | "idempotency_in_progress" | "file_too_large" | "unsupported_media_type" | "rate_limited" | "internal" | "service_unavailable" | "insufficient_storage" | "upstream_unavailable" | "upstream_timeout" | "upload_offset_mismatch" | "upload_in_progress" | "upload_expired" | "tus_version_unsupported" | "too_many_uploads" | "upload_chunk_limit" | "request_header_fields_too_large" | "request_timeout";
+            code: "unauthenticated" | "device_wiped" | "parameter_invalid" | "parameter_missing" | "parameter_unknown" | "resource_missing" | "method_not_allowed" | "conversation_exists" | "idempotency_conflict" | "events_expired" | "idempotency_in_progress" | "file_too_large" | "unsupported_media_type" | "rate_limited" | "internal" | "service_unavailable" | "insufficient_storage" | "upstream_unavailable" | "upstream_timeout" | "upload_offset_mismatch" | "upload_in_progress" | "upload_expired" | "tus_version_unsupported" | "too_many_uploads" | "upload_chunk_limit" | "request_header_fields_too_large" | "request_timeout" | "pairing_expired" | "pairing_used" | "pairing_pending" | "pairing_denied";
             message: string;
             param?: string;
             existing_id?: string;
@@ -349,6 +544,13 @@ export interface components {
         FileUpdate: {
             /** @description 1-255 bytes of UTF-8; no /, \, control characters or invisible format characters (bidi controls, U+200B, U+FEFF, …); not . or .. */
             filename: string;
+        };
+        PairingRedeem: {
+            code: string;
+            label?: string;
+        };
+        PairingCollect: {
+            secret: string;
         };
     };
     responses: never;
@@ -2749,6 +2951,827 @@ export interface operations {
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listDevices: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The devices, newest first */
+            200: {
+                headers: {
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DevicePage"];
+                };
+            };
+            /** @description parameter_invalid, parameter_missing or parameter_unknown (query or body; with the param); a malformed body; a Host that is not allowed */
+            400: {
+                headers: {
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthenticated: a missing, malformed or unknown bearer token */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description method_not_allowed: the path does not take this method; Allow lists those it takes */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: this token (or, without a valid token, this client address) made more requests than its limit (RATE_LIMIT_*), or its requests waiting for a turn are too many (MAX_REQUESTS_QUEUED_PER_USER); retry after Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal: an unexpected failure (logged; no details in the answer) */
+            500: {
+                headers: {
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description service_unavailable: the database is read-only or unreachable; retry after Retry-After */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteDevice: {
+        parameters: {
+            query?: {
+                wipe?: boolean | ("0" | "1" | "true" | "false") | (0 | 1);
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Signed out */
+            204: {
+                headers: {
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description parameter_invalid, parameter_missing or parameter_unknown (query or body; with the param); a malformed body; a Host that is not allowed */
+            400: {
+                headers: {
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthenticated: a missing, malformed or unknown bearer token */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description resource_missing: no such device (or not the caller's) */
+            404: {
+                headers: {
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description method_not_allowed: the path does not take this method; Allow lists those it takes */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: this token (or, without a valid token, this client address) made more requests than its limit (RATE_LIMIT_*), or its requests waiting for a turn are too many (MAX_REQUESTS_QUEUED_PER_USER); retry after Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal: an unexpected failure (logged; no details in the answer) */
+            500: {
+                headers: {
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description service_unavailable: the database is read-only or unreachable; retry after Retry-After */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createPairing: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The code */
+            201: {
+                headers: {
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PairingCreated"];
+                };
+            };
+            /** @description parameter_invalid, parameter_missing or parameter_unknown (query or body; with the param); a malformed body; a Host that is not allowed */
+            400: {
+                headers: {
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthenticated: a missing, malformed or unknown bearer token */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description method_not_allowed: the path does not take this method; Allow lists those it takes */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: this token (or, without a valid token, this client address) made more requests than its limit (RATE_LIMIT_*), or its requests waiting for a turn are too many (MAX_REQUESTS_QUEUED_PER_USER); retry after Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal: an unexpected failure (logged; no details in the answer) */
+            500: {
+                headers: {
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description service_unavailable: the database is read-only or unreachable; retry after Retry-After */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    retrievePairing: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The pairing */
+            200: {
+                headers: {
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Pairing"];
+                };
+            };
+            /** @description parameter_invalid, parameter_missing or parameter_unknown (query or body; with the param); a malformed body; a Host that is not allowed */
+            400: {
+                headers: {
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthenticated: a missing, malformed or unknown bearer token */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description resource_missing: no such pairing (or not the caller's) */
+            404: {
+                headers: {
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description method_not_allowed: the path does not take this method; Allow lists those it takes */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: this token (or, without a valid token, this client address) made more requests than its limit (RATE_LIMIT_*), or its requests waiting for a turn are too many (MAX_REQUESTS_QUEUED_PER_USER); retry after Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal: an unexpected failure (logged; no details in the answer) */
+            500: {
+                headers: {
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description service_unavailable: the database is read-only or unreachable; retry after Retry-After */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    approvePairing: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Approved */
+            200: {
+                headers: {
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Pairing"];
+                };
+            };
+            /** @description parameter_invalid, parameter_missing or parameter_unknown (query or body; with the param); a malformed body; a Host that is not allowed */
+            400: {
+                headers: {
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthenticated: a missing, malformed or unknown bearer token */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description resource_missing: no such pairing (or not the caller's) */
+            404: {
+                headers: {
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description method_not_allowed: the path does not take this method; Allow lists those it takes */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description pairing_pending: no device has redeemed the code yet */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description pairing_expired (the code or the request is older than 2 minutes) or pairing_used (a code works once) */
+            410: {
+                headers: {
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: this token (or, without a valid token, this client address) made more requests than its limit (RATE_LIMIT_*), or its requests waiting for a turn are too many (MAX_REQUESTS_QUEUED_PER_USER); retry after Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal: an unexpected failure (logged; no details in the answer) */
+            500: {
+                headers: {
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description service_unavailable: the database is read-only or unreachable; retry after Retry-After */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    denyPairing: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Denied */
+            200: {
+                headers: {
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Pairing"];
+                };
+            };
+            /** @description parameter_invalid, parameter_missing or parameter_unknown (query or body; with the param); a malformed body; a Host that is not allowed */
+            400: {
+                headers: {
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthenticated: a missing, malformed or unknown bearer token */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description resource_missing: no such pairing (or not the caller's) */
+            404: {
+                headers: {
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description method_not_allowed: the path does not take this method; Allow lists those it takes */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description pairing_pending: no device has redeemed the code yet */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description pairing_expired (the code or the request is older than 2 minutes) or pairing_used (a code works once) */
+            410: {
+                headers: {
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: this token (or, without a valid token, this client address) made more requests than its limit (RATE_LIMIT_*), or its requests waiting for a turn are too many (MAX_REQUESTS_QUEUED_PER_USER); retry after Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal: an unexpected failure (logged; no details in the answer) */
+            500: {
+                headers: {
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description service_unavailable: the database is read-only or unreachable; retry after Retry-After */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    redeemPairing: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PairingRedeem"];
+                "application/x-www-form-urlencoded": components["schemas"]["PairingRedeem"];
+                "multipart/form-data": components["schemas"]["PairingRedeem"];
+            };
+        };
+        responses: {
+            /** @description Redeemed: wait for approval */
+            201: {
+                headers: {
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PairingRedeemed"];
+                };
+            };
+            /** @description parameter_invalid, parameter_missing or parameter_unknown (query or body; with the param); a malformed body; a Host that is not allowed */
+            400: {
+                headers: {
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description resource_missing: no such code */
+            404: {
+                headers: {
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description method_not_allowed: the path does not take this method; Allow lists those it takes */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description pairing_expired (the code or the request is older than 2 minutes) or pairing_used (a code works once) */
+            410: {
+                headers: {
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unsupported_media_type: the body is not application/json, application/x-www-form-urlencoded or multipart/form-data */
+            415: {
+                headers: {
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: this token (or, without a valid token, this client address) made more requests than its limit (RATE_LIMIT_*), or its requests waiting for a turn are too many (MAX_REQUESTS_QUEUED_PER_USER); retry after Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal: an unexpected failure (logged; no details in the answer) */
+            500: {
+                headers: {
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    collectPairingToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PairingCollect"];
+                "application/x-www-form-urlencoded": components["schemas"]["PairingCollect"];
+                "multipart/form-data": components["schemas"]["PairingCollect"];
+            };
+        };
+        responses: {
+            /** @description The device token */
+            200: {
+                headers: {
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PairingToken"];
+                };
+            };
+            /** @description parameter_invalid, parameter_missing or parameter_unknown (query or body; with the param); a malformed body; a Host that is not allowed */
+            400: {
+                headers: {
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description pairing_denied: the other device refused */
+            403: {
+                headers: {
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description resource_missing: no such pairing, or not its secret */
+            404: {
+                headers: {
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description method_not_allowed: the path does not take this method; Allow lists those it takes */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description pairing_pending: not approved yet; ask again after Retry-After */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description pairing_expired (the code or the request is older than 2 minutes) or pairing_used (a code works once) */
+            410: {
+                headers: {
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unsupported_media_type: the body is not application/json, application/x-www-form-urlencoded or multipart/form-data */
+            415: {
+                headers: {
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: this token (or, without a valid token, this client address) made more requests than its limit (RATE_LIMIT_*), or its requests waiting for a turn are too many (MAX_REQUESTS_QUEUED_PER_USER); retry after Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    Idempotency: components["headers"]["Idempotency"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal: an unexpected failure (logged; no details in the answer) */
+            500: {
+                headers: {
                     Idempotency: components["headers"]["Idempotency"];
                     [name: string]: unknown;
                 };

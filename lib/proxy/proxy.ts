@@ -56,6 +56,11 @@ type Logger = Pick<Console, 'log' | 'error'>;
 // 1,000 change events a few hundred.
 const REWRITE_LIMIT = 4 * 1024 * 1024;
 
+/** /v1/me/devices…, /v1/me/pairings…, /v1/pairings…: the devices extension's paths. */
+export function isDevicesPath(path: string): boolean {
+  return /^\/v1\/(me\/devices|me\/pairings|pairings)(\/|$)/.test(path);
+}
+
 export function createProxy(config: ProxyConfig, log: Logger = console, options: ProxyOptions = {}): ApiProxy {
   if (!config.upstreamBaseUrl) throw new Error('createProxy needs config.upstreamBaseUrl');
   // Checked here so a bad token fails start-up, not every request.
@@ -114,6 +119,13 @@ export function createProxy(config: ProxyConfig, log: Logger = console, options:
         throw error;
       }
       if (uploads && isUploadsPath(request.path)) return uploads.dispatch(request);
+      // Devices and pairing are the upstream's (when it is a Parley server) and about the caller's
+      // own token. With UPSTREAM_TOKEN every caller is the upstream's one user: a device listed or
+      // paired there would be that shared token's, so the proxy answers as a server without them.
+      if (config.upstreamToken !== null && isDevicesPath(request.path)) {
+        discardBody(request.body);
+        return errorReply(notFound('route'));
+      }
     }
     const query = request.query.toString();
     let sent: UpstreamResponse;

@@ -101,11 +101,19 @@ describe('the OpenAPI document', () => {
       '/v1/files',
       '/v1/files/{id}',
       '/v1/me',
+      '/v1/me/devices',
+      '/v1/me/devices/{id}',
+      '/v1/me/pairings',
+      '/v1/me/pairings/{id}',
+      '/v1/me/pairings/{id}/approve',
+      '/v1/me/pairings/{id}/deny',
       '/v1/openapi.json',
+      '/v1/pairings/redeem',
+      '/v1/pairings/{id}/token',
       '/v1/uploads',
       '/v1/uploads/{id}',
     ]);
-    expect(checker.operations().length).toBe(20);
+    expect(checker.operations().length).toBe(28);
     for (const [path, item] of Object.entries<any>(doc.paths)) {
       for (const [method, operation] of Object.entries<any>(item)) expect(operation.summary, `${method} ${path}`).toBeTruthy();
     }
@@ -242,6 +250,28 @@ describe('the OpenAPI document', () => {
 
     await send('DELETE', `/v1/conversations/${id}`);
     await send('DELETE', `/v1/conversations/${id}`, { status: 404 }); // 404
+
+    // Devices and pairing (extensions)
+    const code = await send('POST', '/v1/me/pairings');
+    expect(code.status).toBe(201);
+    await send('POST', `/v1/me/pairings/${code.body.id}/approve`, { status: 409 }); // nobody redeemed it yet
+    const redeemed = await send('POST', '/v1/pairings/redeem', { token: null, json: { code: code.body.code, label: 'doc phone' } });
+    await send('POST', '/v1/pairings/redeem', { token: null, status: 410, json: { code: code.body.code } }); // used
+    await send('POST', '/v1/pairings/redeem', { token: null, status: 400, json: { code: 'x', colour: 'red' }, request: 'invalid' });
+    await send('POST', `/v1/pairings/${redeemed.body.pairing_id}/token`, { token: null, status: 409, json: { secret: redeemed.body.secret } }); // pending
+    await send('GET', `/v1/me/pairings/${code.body.id}`);
+    await send('GET', `/v1/me/pairings/${code.body.id}`, { status: 404, token: bob });
+    await send('POST', `/v1/me/pairings/${code.body.id}/approve`);
+    const collected = await send('POST', `/v1/pairings/${redeemed.body.pairing_id}/token`, { token: null, json: { secret: redeemed.body.secret } });
+    await send('POST', `/v1/pairings/${redeemed.body.pairing_id}/token`, { token: null, status: 410, json: { secret: redeemed.body.secret } });
+    const other = await send('POST', '/v1/me/pairings');
+    const otherRedeemed = await send('POST', '/v1/pairings/redeem', { token: null, form: { code: other.body.code } });
+    await send('POST', `/v1/me/pairings/${other.body.id}/deny`);
+    await send('POST', `/v1/pairings/${otherRedeemed.body.pairing_id}/token`, { token: null, status: 403, json: { secret: otherRedeemed.body.secret } });
+    await send('GET', '/v1/me/devices', { token: collected.body.token });
+    await send('GET', '/v1/me/devices?limit=1', { status: 400, request: 'invalid' });
+    await send('DELETE', `/v1/me/devices/${collected.body.device_id}`, { status: 404, token: bob });
+    await send('DELETE', `/v1/me/devices/${collected.body.device_id}?wipe=true`);
 
     // Every operation was met at least once.
     expect(checker.operations().filter((op) => !checker.seen.has(op))).toEqual([]);

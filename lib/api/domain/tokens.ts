@@ -1,7 +1,7 @@
 // Bearer tokens: static ones from PARLEY_TOKENS, and stored ones kept only as SHA-256 hashes
 // (tokens are 256-bit random strings, so a fast hash is enough: there is nothing to brute-force).
 import { createHash, randomBytes } from 'node:crypto';
-import type { Db } from '../storage/db';
+import type { Db, TokenKind } from '../storage/db';
 import { newId, nowSeconds } from './ids';
 import { prepare } from '../storage/prepared';
 import { deviceWiped, unauthenticated } from '../errors';
@@ -38,18 +38,28 @@ export function printableLabel(label: string): string {
   return label.replace(new RegExp(UNPRINTABLE.source, 'gu'), (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`);
 }
 
-export async function createToken(db: Db, userId: string, label: string | null = null) {
+export async function createToken(db: Db, userId: string, label: string | null = null, kind: TokenKind = 'cli') {
   if (!USER_PATTERN.test(userId)) throw new Error('user must be 1-64 characters of A-Z a-z 0-9 _ . @ -');
   const problem = label === null ? null : labelProblem(label);
   if (problem) throw new Error(problem);
   const token = generateToken();
-  const row = { id: newId(), user_id: userId, token_hash: hashToken(token), label, created_at: nowSeconds(), wiped_at: null };
+  const now = nowSeconds();
+  const row = { id: newId(), user_id: userId, token_hash: hashToken(token), label, created_at: now, wiped_at: null, kind, last_seen_at: kind === 'device' ? now : null };
   await db.insertInto('tokens').values(row).execute();
   return { token, id: row.id };
 }
 
-export async function listTokens(db: Db): Promise<Array<StoredToken & { wiped_at: number | null }>> {
-  return db.selectFrom('tokens').select(['id', 'user_id', 'label', 'created_at', 'wiped_at']).orderBy('created_at').execute();
+/**
+ * A device's own token (pairing; later single sign-on): stored as a hash like the CLI's, labelled
+ * with the device ("Chrome on Android"), listed in GET /v1/me/devices, and expired after
+ * TOKEN_TTL_DAYS unused.
+ */
+export function createDeviceToken(db: Db, userId: string, label: string): Promise<{ token: string; id: string }> {
+  return createToken(db, userId, labelProblem(label) === null ? label : printableLabel(label).slice(0, MAX_LABEL_LENGTH) || 'a device', 'device');
+}
+
+export async function listTokens(db: Db): Promise<Array<StoredToken & { wiped_at: number | null; kind: TokenKind; last_seen_at: number | null }>> {
+  return db.selectFrom('tokens').select(['id', 'user_id', 'label', 'created_at', 'wiped_at', 'kind', 'last_seen_at']).orderBy('created_at').execute();
 }
 
 /**
@@ -107,21 +117,52 @@ export function bearerToken(header: string | null): string {
   return token;
 }
 
+/** TOKEN_TTL_DAYS by default: a device token unused this long is no longer accepted. */
+export const DEFAULT_TOKEN_TTL_SECONDS = 30 * 24 * 3600;
+/** last_seen_at is written at most this often per token (when the cache refreshes and it is older). */
+export const LAST_SEEN_EVERY_SECONDS = 300;
+
+/** Whether a stored token has expired: device tokens unused (last seen) for longer than the TTL. */
+export function tokenExpired(row: { kind: TokenKind; last_seen_at: number | null; created_at: number }, now: number, ttlSeconds: number): boolean {
+  return row.kind === 'device' && (row.last_seen_at ?? row.created_at) < now - ttlSeconds;
+}
+
+/** Who a request's token is: the user, and the stored token's id (null for a static token). */
+export interface Identity {
+  user: string;
+  tokenId: string | null;
+}
+
+interface TokenLookup {
+  id: string;
+  user_id: string;
+  wiped_at: number | null;
+  kind: TokenKind;
+  last_seen_at: number | null;
+  created_at: number;
+}
+
 /**
  * Resolves `Authorization: Bearer <token>` to a user id. Stored tokens are cached for a few
  * seconds, so the hot path does no hashing or query; a revoked token stops working within that.
  * Long-lived requests (live streams) ask again with `recheck`, which bypasses the cache.
+ * When the cache refreshes a token, its last_seen_at is written if older than 5 minutes: at most
+ * one write per token per 5 minutes, none on the hot path. Device tokens whose last use is older
+ * than TOKEN_TTL_DAYS are refused (401 unauthenticated).
  */
 export class Authenticator {
   private readonly cache = new Map<string, { userId: string; tokenId: string; expires: number }>();
   private readonly byHash;
+  private readonly ttlSeconds: number;
 
   constructor(
     private readonly db: Db,
     private readonly staticTokens: Map<string, string>,
+    options: { ttlSeconds?: number } = {},
   ) {
-    this.byHash = prepare<{ hash: string }, { id: string; user_id: string; wiped_at: number | null }>(db, (slot) =>
-      db.selectFrom('tokens').select(['id', 'user_id', 'wiped_at']).where('token_hash', '=', slot('hash')),
+    this.ttlSeconds = options.ttlSeconds ?? DEFAULT_TOKEN_TTL_SECONDS;
+    this.byHash = prepare<{ hash: string }, TokenLookup>(db, (slot) =>
+      db.selectFrom('tokens').select(['id', 'user_id', 'wiped_at', 'kind', 'last_seen_at', 'created_at']).where('token_hash', '=', slot('hash')),
     );
   }
 
@@ -129,14 +170,13 @@ export class Authenticator {
     return (await this.identify(header)).user;
   }
 
-  /** The user and the token's id (`static` for a PARLEY_TOKENS token): for the audit trail. */
-  async identify(header: string | null): Promise<{ user: string; token: string }> {
+  async identify(header: string | null): Promise<Identity> {
     const token = bearerToken(header);
     const fixed = this.staticTokens.get(token);
-    if (fixed) return { user: fixed, token: 'static' };
+    if (fixed) return { user: fixed, tokenId: null };
     const now = Date.now();
     const cached = this.cache.get(token);
-    if (cached && cached.expires > now) return { user: cached.userId, token: cached.tokenId };
+    if (cached && cached.expires > now) return { user: cached.userId, tokenId: cached.tokenId };
     const [row] = await this.byHash(this.db, { hash: hashToken(token) });
     if (!row) {
       this.cache.delete(token);
@@ -146,8 +186,22 @@ export class Authenticator {
       this.cache.delete(token);
       throw deviceWiped();
     }
+    const seconds = Math.floor(now / 1000);
+    if (tokenExpired(row, seconds, this.ttlSeconds)) {
+      this.cache.delete(token);
+      throw unauthenticated('This device token expired: it was not used for too long (TOKEN_TTL_DAYS). Sign in again');
+    }
+    if ((row.last_seen_at ?? 0) < seconds - LAST_SEEN_EVERY_SECONDS) {
+      // Best effort: a database that refuses writes right now must not refuse the request.
+      await this.db.updateTable('tokens').set({ last_seen_at: seconds }).where('id', '=', row.id).execute().catch(() => {});
+    }
     this.remember(token, row.user_id, row.id, now);
-    return { user: row.user_id, token: row.id };
+    return { user: row.user_id, tokenId: row.id };
+  }
+
+  /** Drops a stored token from this process's cache (revoked here: no need to wait for it to lapse). */
+  forget(tokenId: string): void {
+    for (const [token, entry] of this.cache) if (entry.tokenId === tokenId) this.cache.delete(token);
   }
 
   /**
@@ -156,7 +210,6 @@ export class Authenticator {
    */
   async recheck(tokens: Iterable<string>): Promise<Map<string, string | null>> {
     const out = new Map<string, string | null>();
-    const ids = new Map<string, string>(); // token → its id
     const stored = new Map<string, string>(); // hash → token
     for (const token of tokens) {
       const fixed = this.staticTokens.get(token);
@@ -165,20 +218,27 @@ export class Authenticator {
     }
     const hashes = [...stored.keys()];
     const now = Date.now();
+    const ids = new Map<string, string>();
     for (let i = 0; i < hashes.length; i += 500) {
       const batch = hashes.slice(i, i + 500);
-      const rows = await this.db.selectFrom('tokens').select(['token_hash', 'user_id', 'id']).where('token_hash', 'in', batch).where('wiped_at', 'is', null).execute();
+      const rows = await this.db
+        .selectFrom('tokens')
+        .select(['token_hash', 'user_id', 'id', 'kind', 'last_seen_at', 'created_at'])
+        .where('token_hash', 'in', batch)
+        .where('wiped_at', 'is', null)
+        .execute();
       for (const row of rows) {
+        if (tokenExpired(row, Math.floor(now / 1000), this.ttlSeconds)) continue;
         out.set(stored.get(row.token_hash)!, row.user_id);
-        ids.set(stored.get(row.token_hash)!, row.id);
+        ids.set(row.token_hash, row.id);
       }
     }
-    for (const token of stored.values()) {
+    for (const [hash, token] of stored) {
       const user = out.get(token);
       if (user === undefined) {
         out.set(token, null);
         this.cache.delete(token);
-      } else if (user !== null) this.remember(token, user, ids.get(token)!, now);
+      } else if (user !== null) this.remember(token, user, ids.get(hash)!, now);
     }
     return out;
   }

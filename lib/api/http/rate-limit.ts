@@ -94,6 +94,7 @@ export class RateLimiter {
   private readonly token: Bucket | null;
   private readonly writes: Bucket | null;
   private readonly anonymous: Bucket | null;
+  private readonly pairing: Bucket | null;
   private readonly timer: NodeJS.Timeout | null = null;
   /** The pool as the store sees it: failures (then memory decides) are logged, at most once a minute. */
   private readonly store: PgLikePool | null = null;
@@ -123,6 +124,9 @@ export class RateLimiter {
     this.token = this.bucket('tok', limits.token);
     this.writes = limits.writesPerSecond > 0 ? this.cap('wr', limits.writesPerSecond) : null;
     this.anonymous = this.bucket('adr', limits.anonymous);
+    // Pairing codes redeemed per address: a flat count per minute (what bounds guessing a code).
+    const perMinute = limits.pairingPerMinute ?? 0;
+    this.pairing = perMinute > 0 ? this.limiter('pair', { points: perMinute, duration: 60 }) : null;
   }
 
   /** In this process's memory (one instance; the proxy). */
@@ -132,7 +136,7 @@ export class RateLimiter {
 
   /** In memory; or in PostgreSQL at `databaseUrl`, shared by every instance on that database. */
   static async open(limits: RateLimits, databaseUrl: string | null, log: Logger = console): Promise<RateLimiter> {
-    if (!databaseUrl || (limits.token.perSecond === 0 && limits.anonymous.perSecond === 0)) return new RateLimiter(limits, null, log);
+    if (!databaseUrl || (limits.token.perSecond === 0 && limits.anonymous.perSecond === 0 && !limits.pairingPerMinute)) return new RateLimiter(limits, null, log);
     const pg = await import('pg');
     const Pool = pg.default?.Pool ?? pg.Pool;
     const pool = new Pool({
@@ -176,6 +180,16 @@ export class RateLimiter {
       if (limited) throw limited;
     }
     throw refusal;
+  }
+
+  /**
+   * A public request of the pairing routes, counted against its address: `pairing` (a code
+   * redeemed: RATE_LIMIT_PAIRING_PER_MINUTE) or `address` (polling for the token: the limit of
+   * requests without a valid token). Throws 429 rate_limited over it.
+   */
+  async forAddress(kind: 'pairing' | 'address', remoteAddress: string | null | undefined): Promise<void> {
+    const bucket = kind === 'pairing' ? this.pairing : this.anonymous;
+    if (bucket) await this.consume(bucket, addressKey(remoteAddress), 'address');
   }
 
   /** A request refused for its token (401), counted against its address: the 429 to answer instead, or null. */

@@ -10,6 +10,7 @@ import type { Files } from '../domain/files';
 import type { IdempotencyStore } from '../domain/idempotency';
 import type { ChangeFeed } from '../domain/events';
 import type { EventHub } from '../domain/event-hub';
+import type { Pairings } from '../domain/pairings';
 import type { TusUploads } from '../http/tus';
 import type { EventStream } from '../http/event-stream';
 import type { BlobStore } from '../storage/blob-store';
@@ -33,6 +34,10 @@ export interface Api {
   readonly feed: ChangeFeed;
   readonly hub: EventHub;
   readonly uploads: TusUploads;
+  /** Pairing codes (an extension: domain/pairings.ts). */
+  readonly pairings: Pairings;
+  /** A stored token was revoked: this process's token cache lets go of it at once. */
+  forgetToken(tokenId: string): void;
   /** Live event streams of this process (ended at shutdown). */
   readonly streams: Set<EventStream>;
   readonly shuttingDown: boolean;
@@ -49,6 +54,8 @@ export interface Api {
 export interface Call {
   request: ApiRequest;
   user: string;
+  /** The stored token of the request (its id), or null: a static token, or a public route. */
+  tokenId: string | null;
   /** The path template's parameters, e.g. { id } for /v1/files/{id}. */
   params: Record<string, string>;
 }
@@ -70,6 +77,8 @@ export interface Route {
    * with a raw reply; default: a token, the rate limits and a fair-share turn.
    */
   access?: 'public' | 'stream';
+  /** Public routes: counted per client address (pairing: RATE_LIMIT_PAIRING_PER_MINUTE; address: the limit without a valid token). */
+  rateLimit?: 'pairing' | 'address';
   /** Moves bytes for long: takes no fair-share turn (http/fair-share.ts). */
   long?: boolean;
   /** Path parameters. With `missing`, one that fails its schema is a missing <missing> (404), checked before the method. */

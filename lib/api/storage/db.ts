@@ -61,6 +61,31 @@ export interface TokenRow {
   created_at: number;
   /** Set by a revocation with wipe: requests with it answer 401 device_wiped. */
   wiped_at: number | null;
+  /** 'cli' (npm run token) or 'device' (pairing, sign-in): device tokens expire unused (TOKEN_TTL_DAYS). */
+  kind: Generated<TokenKind>;
+  /** When it was last used, to within a few minutes (the Authenticator writes it at most every 5 min). */
+  last_seen_at: number | null;
+}
+
+export type TokenKind = 'cli' | 'device';
+
+/** A one-use pairing code and what came of it (domain/pairings.ts). */
+export interface PairingRow {
+  id: string;
+  user_id: string;
+  code_hash: string;
+  status: 'waiting' | 'redeemed' | 'approved' | 'denied' | 'collected';
+  created_at: number;
+  /** Until when the code can be redeemed; once redeemed, until when it can be approved and its token collected. */
+  expires_at: number;
+  /** The redeeming device's label (e.g. "Chrome on Android"). */
+  label: string | null;
+  /** The redeeming device's secret (hashed): what collects the token. */
+  secret_hash: string | null;
+  redeemed_at: number | null;
+  decided_at: number | null;
+  /** The device token made when it was collected. */
+  token_id: string | null;
 }
 
 export interface IdempotencyRow {
@@ -119,6 +144,7 @@ export interface Tables {
   messages: MessageRow;
   files: FileRow;
   tokens: TokenRow;
+  pairings: PairingRow;
   idempotency_keys: IdempotencyRow;
   settings: SettingRow;
   blob_deletions: BlobDeletionRow;

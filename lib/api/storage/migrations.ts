@@ -246,6 +246,32 @@ export function migrations(dialect: DialectName): Record<string, Migration> {
         await db.schema.alterTable('tokens').addColumn('wiped_at', 'bigint').execute();
       },
     },
+    // Devices (issue 29): a token is a CLI/static-seeded one ('cli') or a device's, made by pairing
+    // or a sign-in ('device'); device tokens expire after TOKEN_TTL_DAYS unused, judged by
+    // last_seen_at (written at most every few minutes per token). Pairings: one-use codes (hashed)
+    // that let a signed-in device let another one in.
+    '0015_devices': {
+      async up(db: Kysely<any>) {
+        await db.schema.alterTable('tokens').addColumn('kind', 'text', (c) => c.notNull().defaultTo('cli')).execute();
+        await db.schema.alterTable('tokens').addColumn('last_seen_at', 'bigint').execute();
+        await db.schema.createIndex('tokens_user').on('tokens').columns(['user_id', 'created_at']).execute();
+        await db.schema
+          .createTable('pairings')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('user_id', 'text', (c) => c.notNull())
+          .addColumn('code_hash', 'text', (c) => c.notNull().unique())
+          .addColumn('status', 'text', (c) => c.notNull())
+          .addColumn('created_at', 'bigint', (c) => c.notNull())
+          .addColumn('expires_at', 'bigint', (c) => c.notNull())
+          .addColumn('label', 'text')
+          .addColumn('secret_hash', 'text')
+          .addColumn('redeemed_at', 'bigint')
+          .addColumn('decided_at', 'bigint')
+          .addColumn('token_id', 'text')
+          .execute();
+        await db.schema.createIndex('pairings_expires').on('pairings').column('expires_at').execute();
+      },
+    },
     // The audit trail (lib/api/domain/audit.ts): append-only. Rows are inserted (a write's in its
     // own transaction, reads in batches) and deleted only by the retention prune: an UPDATE is
     // refused on both dialects; on PostgreSQL a DELETE or TRUNCATE too, except in a transaction
