@@ -406,7 +406,7 @@ export class ApiService {
     const token = identity.tokenId ?? 'static';
     if (request.context) request.context.user = user;
     if (route && this.audit.enabled) {
-      const action = auditAction(request.method, route.path);
+      const action = auditAction(request.method, route.path, request.query);
       if (action) {
         const id = params?.id;
         const conversation = request.query.get('conversation_id');
@@ -433,7 +433,9 @@ export class ApiService {
 }
 
 /** What a request does, for the audit trail: by its method, and whether its path names one record. */
-function auditAction(method: string, template: string): AuditAction | null {
+function auditAction(method: string, template: string, query: URLSearchParams): AuditAction | null {
+  // Signing a device out (with its erase) is a revocation, not a record's deletion.
+  if (method === 'DELETE' && template.startsWith('/v1/me/devices/')) return query.get('wipe') === 'true' ? 'wipe' : 'revoke';
   switch (method) {
     case 'GET':
     case 'HEAD':

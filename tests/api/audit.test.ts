@@ -234,6 +234,19 @@ describe('deletes, contents, the CLI, retention', () => {
     expect(JSON.stringify(await find({ action: 'wipe' }))).not.toContain(b.token);
   });
 
+  it('a phone let in by pairing is recorded (pairing, its new token); signing a device out records revoke, with erase wipe', async () => {
+    const code = (await alice.post('/v1/me/pairings', { json: {} })).body;
+    const redeemed = (await client(() => server.baseUrl).post('/v1/pairings/redeem', { json: { code: code.code, label: 'Chrome on Android' } })).body;
+    expect((await alice.post(`/v1/me/pairings/${code.id}/approve`, { json: {} })).status).toBe(200);
+    const collected = (await client(() => server.baseUrl).post(`/v1/pairings/${redeemed.pairing_id}/token`, { json: { secret: redeemed.secret } })).body;
+    expect(await find({ action: 'pairing', object_id: collected.device_id })).toEqual([expect.objectContaining({ user_id: 'alice', token_id: collected.device_id, object_type: 'token', outcome: 'ok' })]);
+    expect((await alice.del(`/v1/me/devices/${collected.device_id}?wipe=true`)).status).toBe(204);
+    expect(await find({ action: 'wipe', object_id: collected.device_id })).toEqual([expect.objectContaining({ user_id: 'alice', object_type: 'device', outcome: '204' })]);
+    const other = await createToken(server.service.db, 'alice', 'to sign out');
+    expect((await alice.del(`/v1/me/devices/${other.id}`)).status).toBe(204);
+    expect(await find({ action: 'revoke', object_id: other.id })).toEqual([expect.objectContaining({ user_id: 'alice', object_type: 'device', outcome: '204' })]);
+  });
+
   it('append-only: an UPDATE is refused by the database; the retention prune (injected now) removes only rows past AUDIT_RETENTION_DAYS', async () => {
     const db = server.service.db;
     await expect(db.updateTable('audit').set({ user_id: 'mallory' }).execute()).rejects.toThrow(/append-only/);

@@ -1,6 +1,8 @@
 // The caller's devices (an extension, GET/DELETE /v1/me/devices): the stored tokens of the
 // token's user — device tokens (pairing, sign-in) and CLI ones — not wiped and not expired.
 // Another user's device is answered like a missing one (404).
+import type { AuditNote } from './audit';
+import { inTransaction } from '../storage/transaction';
 import { sql } from 'kysely';
 import type { Device, PageOf } from '../../schemas';
 import { notFound } from '../errors';
@@ -39,7 +41,12 @@ export async function listDevices(db: Db, user: string, currentTokenId: string |
  * with it is then answered 401 device_wiped, and the app there erases what it holds). 404 when it
  * is not one of the user's (listed) devices.
  */
-export async function removeDevice(db: Db, user: string, id: string, options: { wipe: boolean; ttlSeconds: number }): Promise<void> {
+export async function removeDevice(
+  db: Db,
+  user: string,
+  id: string,
+  options: { wipe: boolean; ttlSeconds: number; audit?: AuditNote },
+): Promise<void> {
   const now = nowSeconds();
   const row = await db
     .selectFrom('tokens')
@@ -49,10 +56,15 @@ export async function removeDevice(db: Db, user: string, id: string, options: { 
     .where('wiped_at', 'is', null)
     .executeTakeFirst();
   if (!row || tokenExpired(row, now, options.ttlSeconds)) throw notFound('device', 'id');
-  const changed = options.wipe
-    ? await db.updateTable('tokens').set({ wiped_at: now }).where('id', '=', id).where('wiped_at', 'is', null).executeTakeFirst().then((r) => Number(r.numUpdatedRows))
-    : await db.deleteFrom('tokens').where('id', '=', id).where('wiped_at', 'is', null).executeTakeFirst().then((r) => Number(r.numDeletedRows));
-  if (changed === 0) throw notFound('device', 'id');
+  // The audit row (revoke or wipe) commits with the change.
+  await inTransaction(db, async (trx) => {
+    const changed = options.wipe
+      ? await trx.updateTable('tokens').set({ wiped_at: now }).where('id', '=', id).where('wiped_at', 'is', null).executeTakeFirst().then((r) => Number(r.numUpdatedRows))
+      : await trx.deleteFrom('tokens').where('id', '=', id).where('wiped_at', 'is', null).executeTakeFirst().then((r) => Number(r.numDeletedRows));
+    if (changed === 0) throw notFound('device', 'id');
+    await options.audit?.record(trx, { status: 204 });
+  });
+  if (options.audit) options.audit.recorded = true;
 }
 
 /**

@@ -6,6 +6,7 @@
 // SHA-256 hashes: a code is 8 characters of 30 (~39 bits), guessed at most
 // RATE_LIMIT_PAIRING_PER_MINUTE times a minute per address during its 2 minutes; a secret is 256
 // random bits.
+import { recordAudit } from './audit';
 import { createHash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
 import { PAIRING_ALPHABET, PAIRING_CODE_LENGTH, type Pairing, type PairingCreated, type PairingRedeemed, type PairingToken } from '../../schemas';
 import { ApiError, invalid, notFound } from '../errors';
@@ -213,6 +214,8 @@ export class Pairings {
       if (Number(claimed.numUpdatedRows) === 0) throw used();
       const made = await createDeviceToken(trx, row.user_id, row.label ?? 'A device');
       await trx.updateTable('pairings').set({ token_id: made.id }).where('id', '=', id).execute();
+      // The audit trail: a device let in by pairing, durable with its token.
+      await recordAudit(trx, { user: row.user_id, token: made.id, action: 'pairing', objectType: 'token', objectId: made.id, outcome: 'ok' });
       return { token: made.token, user: row.user_id, device_id: made.id };
     });
   }

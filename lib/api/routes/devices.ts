@@ -50,7 +50,7 @@ export const deviceRoutes: Route[] = [
     handle: async (api, { request, user, params }) => {
       const query = Object.fromEntries(request.query);
       const { wipe } = parseInput(z.strictObject({ wipe: BooleanInput.optional() }), query);
-      await removeDevice(api.db, user, params.id!, { wipe: wipe ?? false, ttlSeconds: api.config.tokenTtlSeconds });
+      await removeDevice(api.db, user, params.id!, { wipe: wipe ?? false, ttlSeconds: api.config.tokenTtlSeconds, audit: request.audit });
       api.forgetToken(params.id!);
       return { status: 204 };
     },
