@@ -26,6 +26,7 @@ function builtProject() {
   write('.next/csp-hashes.json', '[]');
   write('.next/parley/server.mjs', '// compiled');
   write('.next/parley/token.mjs', '// compiled');
+  write('.next/parley/audit.mjs', '// compiled');
   write('public/sw.js', '// generated worker');
   writeStamp(root, sourcesDigest(root));
 }

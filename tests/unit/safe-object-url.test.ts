@@ -117,8 +117,8 @@ describe('the SVG renderer frame', () => {
   it('is allowed by the CSP by its exact hash, and only it', () => {
     const hash = `'sha256-${createHash('sha256').update(SVG_FRAME_SCRIPT).digest('base64')}'`;
     const scriptSrc = contentSecurityPolicy(['sha256-next']).split('; ').find((d) => d.startsWith('script-src '))!;
-    expect(scriptSrc).toBe(`script-src 'self' 'sha256-next' ${hash}`);
-    expect(contentSecurityPolicy([]).split('; ').find((d) => d.startsWith('script-src '))).toBe(`script-src 'self' ${hash}`);
+    expect(scriptSrc).toBe(`script-src 'self' 'wasm-unsafe-eval' 'sha256-next' ${hash}`);
+    expect(contentSecurityPolicy([]).split('; ').find((d) => d.startsWith('script-src '))).toBe(`script-src 'self' 'wasm-unsafe-eval' ${hash}`);
     // Put in a srcdoc between <script> tags: nothing in it may end the element.
     expect(SVG_FRAME_SCRIPT).not.toMatch(/<\/script/i);
   });
