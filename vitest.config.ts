@@ -33,6 +33,11 @@ export default defineConfig(async (): Promise<ViteUserConfig> => {
       testTimeout: 60_000,
       hookTimeout: 60_000,
       pool: 'forks' as const,
+      // Vitest's default for a run is one worker fewer than the cores: ONE on CI's two, every file
+      // one after another. The files mostly wait (on their servers, PostgreSQL, s3rver, child
+      // processes, timers): a run on one worker kept the two cores about a fifth busy. Three
+      // workers overlap that waiting; PARLEY_TEST_WORKERS overrides (1 for the old behaviour).
+      maxWorkers: Number(process.env.PARLEY_TEST_WORKERS) || 3,
       projects: [
         { extends: true as const, test: { name: 'sqlite', include: ['tests/api/**/*.test.ts', 'tests/proxy/**/*.test.ts', 'tests/sync/**/*.test.ts', 'tests/unit/**/*.test.ts'] } },
         ...(postgresProblem

@@ -2,15 +2,24 @@
 // connections to a host: when every tab's sync worker held its own live stream, six streams took
 // them all and nothing else reached the server. Now the tabs elect one leader (a Web Lock held
 // for its worker's life) that holds the ONE stream; the others see its pulls through the shared
-// IndexedDB. Checked here: changes made in any tab reach the server and every other tab within
-// 2 s, another client's change reaches every tab within 2 s, the server sees one stream, and when
+// IndexedDB. Checked here: changes made in any tab reach the server and every other tab, another
+// client's change reaches every tab with nobody touching them, the server sees one stream, and when
 // the leader's tab closes the next tab takes the stream over. Desktop project only.
+//
+// No wall-clock bound: how fast a change arrives is the bench's figure (steady-sync's live-update
+// latency). What proves the live path here is that a change arrives at all while no tab could have
+// polled it: with its stream connected the leader's own timer is a safety net of 10 minutes, and a
+// follower's too (lib/sync/engine/engine.ts, schedule), far beyond ARRIVES below.
 import http from 'node:http';
 import { expect, test, type Page, type Request } from '@playwright/test';
 import { api, base, expectAllSynced, signIn, unique, userFor } from './helpers';
 
 const TABS = 8;
-const QUICK = { timeout: 2_000 };
+/**
+ * How long a change may take to show before the test gives up: generous, for a loaded machine
+ * (eight tabs on two cores). Not a speed claim; see above.
+ */
+const ARRIVES = { timeout: 30_000 };
 /** The server's default MAX_STREAMS_PER_USER (playwright.config.ts does not change it). */
 const STREAM_CAP = 10;
 
@@ -60,7 +69,7 @@ function trackStreams() {
   };
 }
 
-test('eight tabs: one live stream; every change reaches the server and every tab within 2 s; the stream is handed over', async ({ context, request }, info) => {
+test('eight tabs: one live stream; every change reaches the server and every tab; the stream is handed over', async ({ context, request }, info) => {
   test.setTimeout(180_000);
   const server = await api(request, info);
   const authorization = userFor(info).auth.authorization;
@@ -91,48 +100,50 @@ test('eight tabs: one live stream; every change reaches the server and every tab
   };
   await expectOneStream();
 
-  // A conversation created in the 8th tab: on the server, and in every other tab, within 2 s.
+  // A conversation created in the 8th tab: on the server, and in every other tab.
   const eighth = tabs[TABS - 1]!;
   const fromEighth = unique('tab8');
   await eighth.getByRole('button', { name: /New/ }).click();
   await eighth.getByLabel('Contact id').fill(fromEighth);
   await eighth.getByRole('dialog', { name: 'New conversation' }).getByRole('button', { name: 'Create' }).click();
   await Promise.all([
-    expect.poll(async () => (await server.allConversations()).some((c) => c.contact_id === fromEighth), QUICK).toBe(true),
-    ...tabs.slice(0, -1).map((tab) => expect(tab.getByRole('link', { name: new RegExp(fromEighth) })).toBeVisible(QUICK)),
+    expect.poll(async () => (await server.allConversations()).some((c) => c.contact_id === fromEighth), ARRIVES).toBe(true),
+    ...tabs.slice(0, -1).map((tab) => expect(tab.getByRole('link', { name: new RegExp(fromEighth) })).toBeVisible(ARRIVES)),
   ]);
   await expect(eighth.getByRole('heading', { level: 1, name: new RegExp(fromEighth) })).toBeVisible();
   await eighth.goBack(); // to the list (client-side: the same page, the same worker)
   await expect(eighth.getByRole('heading', { name: 'Conversations' })).toBeVisible();
 
-  // The 1st tab pins it: on the server, and in every other tab, within 2 s.
+  // The 1st tab pins it: on the server, and in every other tab.
   await tabs[0]!.getByRole('button', { name: `Pin ${fromEighth}` }).click();
   await Promise.all([
-    expect.poll(async () => (await server.allConversations()).find((c) => c.contact_id === fromEighth)?.is_pinned, QUICK).toBe(true),
-    ...tabs.slice(1).map((tab) => expect(tab.getByRole('button', { name: `Unpin ${fromEighth}` })).toBeVisible(QUICK)),
+    expect.poll(async () => (await server.allConversations()).find((c) => c.contact_id === fromEighth)?.is_pinned, ARRIVES).toBe(true),
+    ...tabs.slice(1).map((tab) => expect(tab.getByRole('button', { name: `Unpin ${fromEighth}` })).toBeVisible(ARRIVES)),
   ]);
 
-  // Another client's change, through the API: in every tab within 2 s, nobody touching them.
+  // Another client's change, through the API: in every tab, nobody touching them.
   const remote = unique('remote');
   await server.createConversation(remote);
-  await Promise.all(tabs.map((tab) => expect(tab.getByRole('link', { name: new RegExp(remote) })).toBeVisible(QUICK)));
+  await Promise.all(tabs.map((tab) => expect(tab.getByRole('link', { name: new RegExp(remote) })).toBeVisible(ARRIVES)));
   await expectOneStream();
 
   // Handover: the 1st tab (the first to start, so the leader) closes; the next waiter's worker
-  // takes the stream over at once, and another client's change still reaches every tab left.
+  // takes the stream over, and another client's change still reaches every tab left (only through
+  // a new leader, its stream or its first pull: without one, every tab left is a follower on its
+  // 10-minute timer).
   await tabs[0]!.close();
   const rest = tabs.slice(1);
   const afterClose = unique('handover');
   await server.createConversation(afterClose);
-  await Promise.all(rest.map((tab) => expect(tab.getByRole('link', { name: new RegExp(afterClose) })).toBeVisible({ timeout: 5_000 })));
+  await Promise.all(rest.map((tab) => expect(tab.getByRole('link', { name: new RegExp(afterClose) })).toBeVisible(ARRIVES)));
   await expectOneStream();
-  // A change made in a follower still goes out at once.
+  // A change made in a follower still goes out (pushed by the follower itself, not left to a timer).
   const fromSecond = unique('tab2');
   await rest[0]!.getByRole('button', { name: /New/ }).click();
   await rest[0]!.getByLabel('Contact id').fill(fromSecond);
   await rest[0]!.getByRole('dialog', { name: 'New conversation' }).getByRole('button', { name: 'Create' }).click();
   await Promise.all([
-    expect.poll(async () => (await server.allConversations()).some((c) => c.contact_id === fromSecond), QUICK).toBe(true),
-    ...rest.slice(1).map((tab) => expect(tab.getByRole('link', { name: new RegExp(fromSecond) })).toBeVisible(QUICK)),
+    expect.poll(async () => (await server.allConversations()).some((c) => c.contact_id === fromSecond), ARRIVES).toBe(true),
+    ...rest.slice(1).map((tab) => expect(tab.getByRole('link', { name: new RegExp(fromSecond) })).toBeVisible(ARRIVES)),
   ]);
 });

@@ -1,13 +1,38 @@
 // Reconnect at once, end to end in Chromium: a change made offline, several failed attempts
-// while the network is gone, then the network comes back and the change reaches the server
-// without anyone pressing anything — well before the backoff that those failures used to pile
-// up would have run out. The network is gated per request (context.route) because Chromium's
-// offline emulation does not reliably cut the sync worker off, nor tell it `online`.
+// while the network is gone — none of them counted toward the change's backoff — then the
+// network comes back and the change reaches the server without anyone pressing anything. The
+// network is gated per request (context.route) because Chromium's offline emulation does not
+// reliably cut the sync worker off, nor tell it `online`. That coming online ends every wait at
+// once (no time passing) is tests/sync/reconnect.test.ts's, on a controlled clock.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { expect, test } from '@playwright/test';
+import { expect, test, type Page } from '@playwright/test';
 import { APP_PORT } from '../../playwright.config';
 import { api, expectAllSynced, signIn, unique, userFor } from './helpers';
+
+/** The operations in the outbox of the page's sync database(s), read from IndexedDB as they are stored. */
+function outboxOps(page: Page) {
+  return page.evaluate(async () => {
+    const request = <T>(r: IDBRequest<T>) =>
+      new Promise<T>((resolve, reject) => {
+        r.onsuccess = () => resolve(r.result);
+        r.onerror = () => reject(r.error);
+      });
+    const ops: Array<{ kind: string; state: string; attempts: number; nextAttemptAt: number; now: number }> = [];
+    for (const { name } of await indexedDB.databases()) {
+      if (!name?.startsWith('parley')) continue;
+      const db = await request(indexedDB.open(name));
+      try {
+        if (!db.objectStoreNames.contains('outbox')) continue;
+        const all = await request(db.transaction('outbox').objectStore('outbox').getAll());
+        for (const op of all) ops.push({ kind: op.body?.kind, state: op.state, attempts: op.attempts, nextAttemptAt: op.nextAttemptAt, now: Date.now() });
+      } finally {
+        db.close();
+      }
+    }
+    return ops;
+  });
+}
 
 test('queued change reaches the server as soon as the network is back, nothing pressed', async ({ page, context, request }, info) => {
   test.setTimeout(120_000);
@@ -32,15 +57,26 @@ test('queued change reaches the server as soon as the network is back, nothing p
   await expect(page.getByTestId('sync-status')).toContainText('Offline');
 
   // Six failed sends. Counted toward the operation's backoff, as they used to be, the next
-  // attempt would be ≥ 16 s away (1 s doubling, half of it jitter).
+  // attempt would be ≥ 16 s away (1 s doubling, half of it jitter). Not the change's fault: it
+  // waits, as stored, with no attempt counted and nothing to wait for (read between attempts:
+  // while one is out the operation is in flight).
   await expect.poll(() => failedCreates, { timeout: 60_000, intervals: [250] }).toBeGreaterThanOrEqual(6);
   expect((await server.allConversations()).some((c) => c.contact_id === contact)).toBe(false);
+  await expect
+    .poll(
+      async () =>
+        (await outboxOps(page))
+          .filter((op) => op.kind === 'conversation.create' && op.state === 'queued')
+          .map((op) => ({ attempts: op.attempts, due: op.nextAttemptAt <= op.now })),
+      { timeout: 30_000 },
+    )
+    .toEqual([{ attempts: 0, due: true }]);
 
   online = true;
   await context.setOffline(false); // the page gets `online`, and forwards it to the worker
-  // Well under the 16 s the old backoff would still make it wait.
+  // It arrives, once, nothing pressed (the wait given up on is generous, for a loaded machine).
   await expect
-    .poll(async () => (await server.allConversations()).filter((c) => c.contact_id === contact).length, { timeout: 8_000, intervals: [200] })
+    .poll(async () => (await server.allConversations()).filter((c) => c.contact_id === contact).length, { timeout: 30_000, intervals: [200] })
     .toBe(1);
   await expectAllSynced(page, 15_000);
   await context.unroute(/\/v1\//);
