@@ -5,7 +5,7 @@
 // (session.ts reads and writes 'parley:token' through it) and holds the token in memory only
 // while unlocked, writing it sealed.
 import type { StorageLike } from '../device';
-import { seal, type KeyWrap } from './keys';
+import type { KeyWrap } from './keys';
 
 export const LOCK_KEY = 'parley:lock';
 export const POLICY_KEY = 'parley:policy';
@@ -175,6 +175,8 @@ export class TokenVault implements StorageLike {
   async persistToken(): Promise<void> {
     const record = readLock(this.storage);
     if (!record || !this.key || this.token === null) return;
+    // keys.ts (WebCrypto wraps, Argon2id) is not first-screen code: loaded when there is a key.
+    const { seal } = await import('./keys');
     writeLock(this.storage, { ...record, sealedToken: await seal(this.key, this.token) });
   }
 }
