@@ -301,6 +301,30 @@ describe.skipIf(elsewhere)('single sign-on with a real OpenID provider', () => {
     expect(landed.headers.get('location')).toBe('/?signin_error=no_user');
   });
 
+  it.runIf(process.env.PARLEY_TEST_POSTGRES === '1')('two instances on one database: started on one, back on the other, handed over by the first (nothing kept per instance)', async () => {
+    const other = await startTestServer({
+      env: { DATABASE_URL: server.databaseUrl!, OIDC_ISSUER_URL: issuer, OIDC_CLIENT_ID: CLIENT_ID, OIDC_CLIENT_SECRET: CLIENT_SECRET },
+    });
+    try {
+      const jar = new Jar();
+      const start = await get(jar, `${server.baseUrl}/auth/oidc/start`);
+      const callback = new URL(await throughProvider(jar, start.headers.get('location')!, callbackOf(server), 'hana'));
+      // A load balancer sends the way back to the other instance: the same cookie, the same query.
+      const cookie = jar.header(server.baseUrl);
+      const landed = await fetch(`${other.baseUrl}${callback.pathname}${callback.search}`, { redirect: 'manual', headers: { cookie, 'user-agent': PHONE_UA } });
+      expect(landed.headers.get('location')).toMatch(/^\/\?signin=/);
+      const id = new URL(landed.headers.get('location')!, other.baseUrl).searchParams.get('signin')!;
+      const binding = landed.headers.getSetCookie()[0]!.split(';')[0]!;
+      const r = await fetch(`${server.baseUrl}/auth/oidc/handoff`, { method: 'POST', headers: { cookie: binding, 'content-type': 'application/json' }, body: JSON.stringify({ id }) });
+      expect(r.status).toBe(200);
+      const { token } = (await r.json()) as { token: string };
+      const me = await fetch(`${other.baseUrl}/v1/me`, { headers: { authorization: `Bearer ${token}` } });
+      expect((await me.json()).id).toBe('hana@example.test');
+    } finally {
+      await other.stop();
+    }
+  });
+
   it('the handoff: JSON errors in the contract’s shape; GET on it 405', async () => {
     const missing = await handoff(server, new Jar(), undefined as unknown as string);
     expect(missing.status).toBe(400);
