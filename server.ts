@@ -36,6 +36,7 @@ async function openBackend(config: Config, log: ServerLog): Promise<Backend> {
       connectOrigins: [],
       ready: () => {
         log.log(`[parley] proxy mode: /v1 is forwarded to ${config.upstreamBaseUrl}`);
+        if (config.oidc) log.log('[parley] OIDC_* ignored: single sign-on makes tokens of this server, which the upstream does not know (not offered in proxy mode)');
         void proxy.check(); // logs whether the upstream answers; never fails start-up
       },
       beginShutdown: () => {
@@ -51,6 +52,7 @@ async function openBackend(config: Config, log: ServerLog): Promise<Backend> {
     ready: (url) => {
       log.log(`[parley] embedded /v1 with data in ${config.dataDir}`);
       log.log(`[parley] file bytes: ${info.blobStore}`);
+      if (config.oidc) log.log(`[parley] single sign-on with ${config.oidc.issuerUrl} (redirect URI: ${config.assetUrl ?? url}/auth/oidc/callback)`);
       if (info.swept.orphans || info.swept.temp) {
         log.log(`[parley] start-up sweep removed ${info.swept.orphans} orphaned and ${info.swept.temp} temporary files`);
       }

@@ -70,6 +70,21 @@ export interface Config {
   audit: { enabled: boolean; retentionDays: number };
   /** What the app must do to protect patient data on a device (GET /device-policy; lib/api/http/device-policy.ts). */
   devicePolicy: DevicePolicy;
+  /** Single sign-on with OpenID Connect (OIDC_*; lib/api/http/oidc.ts); null: not offered. Embedded service only. */
+  oidc: OidcConfig | null;
+}
+
+/** OIDC_*: an OpenID provider whose users may sign in (authorization code flow with PKCE). */
+export interface OidcConfig {
+  /** OIDC_ISSUER_URL: the issuer; its discovery document is at <issuer>/.well-known/openid-configuration. */
+  issuerUrl: string;
+  clientId: string;
+  /** OIDC_CLIENT_SECRET; null: a public client (PKCE only). */
+  clientSecret: string | null;
+  /** OIDC_USER_CLAIM (default `email`): the ID token claim that becomes the user id. */
+  userClaim: string;
+  /** OIDC_DISPLAY_NAME: the sign-in screen says "Sign in with <name>" (default "single sign-on"). */
+  displayName: string;
 }
 
 /**
@@ -481,6 +496,7 @@ export function readConfig(env: Env = process.env): Config {
     }
   };
   const extensions = extra(() => parseExtensions(env));
+  const oidc = extra(() => readOidcConfig(env));
   const s3 = extra(() => readS3Config(env));
   extra(() => checkTimeouts(env));
   if (problems.length || !parsed.success || !extensions) throw new ConfigError(problems);
@@ -523,5 +539,43 @@ export function readConfig(env: Env = process.env): Config {
     uploads: { expirySeconds: v.UPLOAD_EXPIRY_HOURS * 3600, maxOpenPerUser: v.MAX_OPEN_UPLOADS_PER_USER, maxChunks: v.MAX_UPLOAD_CHUNKS },
     tokenTtlSeconds: v.TOKEN_TTL_DAYS * 24 * 3600,
     audit: { enabled: v.AUDIT, retentionDays: v.AUDIT_RETENTION_DAYS },
+    oidc,
   };
+}
+
+/**
+ * OIDC_*: all or nothing — an issuer without a client id (or the other way round) is an error.
+ * The issuer must be https, except on a loopback address (a provider run by the tests).
+ */
+function readOidcConfig(env: Env): OidcConfig | null {
+  const value = (name: string) => (env[name] === '' ? undefined : env[name]);
+  const issuer = value('OIDC_ISSUER_URL');
+  const clientId = value('OIDC_CLIENT_ID');
+  const others = ['OIDC_CLIENT_SECRET', 'OIDC_USER_CLAIM', 'OIDC_DISPLAY_NAME'].filter((name) => value(name) !== undefined);
+  if (issuer === undefined && clientId === undefined) {
+    if (others.length) throw new ConfigError(`${others.join(', ')} set without OIDC_ISSUER_URL and OIDC_CLIENT_ID: set both to offer single sign-on`);
+    return null;
+  }
+  const problems: string[] = [];
+  if (issuer === undefined) problems.push('OIDC_CLIENT_ID is set without OIDC_ISSUER_URL: set both to offer single sign-on');
+  if (clientId === undefined) problems.push('OIDC_ISSUER_URL is set without OIDC_CLIENT_ID: set both to offer single sign-on');
+  let issuerUrl = '';
+  if (issuer !== undefined) {
+    try {
+      const url = new URL(issuer);
+      const loopback = ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
+      if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) {
+        problems.push(`OIDC_ISSUER_URL must be an https URL (http only on localhost), got "${issuer}"`);
+      }
+      issuerUrl = url.href;
+    } catch {
+      problems.push(`OIDC_ISSUER_URL must be an absolute https URL, got "${issuer}"`);
+    }
+  }
+  const userClaim = value('OIDC_USER_CLAIM') ?? 'email';
+  if (!/^[A-Za-z0-9_.:-]{1,100}$/.test(userClaim)) problems.push(`OIDC_USER_CLAIM must be a claim name (letters, digits, _ . : -), got "${userClaim}"`);
+  const displayName = value('OIDC_DISPLAY_NAME') ?? 'single sign-on';
+  if (displayName.length > 60 || /[\u0000-\u001f\u007f]/.test(displayName)) problems.push('OIDC_DISPLAY_NAME must be at most 60 printable characters');
+  if (problems.length) throw new ConfigError(problems);
+  return { issuerUrl, clientId: clientId!, clientSecret: value('OIDC_CLIENT_SECRET') ?? null, userClaim, displayName };
 }

@@ -34,10 +34,11 @@ registerRoute(
 precacheAndRoute(self.__WB_MANIFEST);
 
 // Every navigation gets the precached shell: the app routes on the client and reads IndexedDB.
-// Requests for React Server Component data (RSC header) are never answered with HTML.
+// Requests for React Server Component data (RSC header) are never answered with HTML. Single
+// sign-on's navigations (/auth/oidc/start, the provider's way back to /auth/oidc/callback) go to the server.
 registerRoute(
   new NavigationRoute(createHandlerBoundToURL('/'), {
-    denylist: [/^\/v1(\/|$)/, /^\/files\//, /^\/_next\//],
+    denylist: [/^\/v1(\/|$)/, /^\/files\//, /^\/_next\//, /^\/auth\//],
   }),
 );
 

@@ -3,6 +3,8 @@ import { lazy, Suspense, useState, type FormEvent } from 'react';
 
 // Pairing with a code from another device: its own chunk, loaded when asked for (or opened from a QR code).
 const PairWithCode = lazy(() => import('./PairWithCode').then((m) => ({ default: m.PairWithCode })));
+// Single sign-on (GET /auth/oidc says whether the server offers it): its own chunk too.
+const SingleSignOn = lazy(() => import('./SingleSignOn').then((m) => ({ default: m.SingleSignOn })));
 
 /**
  * The token form. `onSubmit` checks the token and returns why it was refused, or null. `again`:
@@ -53,6 +55,11 @@ export function SignIn({
           ? 'The server no longer accepts your session’s token. Sign in with a new token of the same account: your unsynced changes are kept and will be sent once you do.'
           : 'Conversations and files, on your phone, with or without a network.'}
       </p>
+      {!again && !pairing && (
+        <Suspense fallback={null}>
+          <SingleSignOn onToken={onSubmit} />
+        </Suspense>
+      )}
       {pairing && !again ? (
         <Suspense fallback={<p className="empty">Loading…</p>}>
           <PairWithCode initialCode={pairCode ?? ''} onToken={onSubmit} onCancel={() => setPairing(false)} />

@@ -28,6 +28,7 @@ import { purgeExpiredDeviceTokens } from './domain/devices';
 import { isUploadChunk, TusUploads, uploadChunkKeys } from './http/tus';
 import { isHealthPath, serveHealth } from './http/health';
 import { isDevicePolicyPath, serveDevicePolicy } from './http/device-policy';
+import { isOidcPath, oidcNotOffered, OidcSignIn } from './http/oidc';
 import { FairShare } from './http/fair-share';
 import { RateLimiter } from './http/rate-limit';
 import { routeTemplate, type Logger } from './http/log';
@@ -87,6 +88,8 @@ export class ApiService {
   private readonly files: Files;
   private readonly idempotency: IdempotencyStore;
   private readonly pairings: Pairings;
+  /** Single sign-on (OIDC_*; http/oidc.ts), or null when not configured. */
+  private readonly oidc: OidcSignIn | null;
   /** Resumable uploads (tus) at /v1/uploads; `expire()` is its periodic pass. */
   readonly uploads: TusUploads;
   private readonly signer: UrlSigner;
@@ -128,6 +131,7 @@ export class ApiService {
     this.auth = new Authenticator(db, config.staticTokens, { ttlSeconds: config.tokenTtlSeconds });
     this.audit = new AuditTrail(db, { enabled: config.audit.enabled, retentionDays: config.audit.retentionDays, dialect: opened.dialect, log });
     this.pairings = new Pairings(db);
+    this.oidc = config.oidc ? new OidcSignIn(config.oidc, db, secret, (request) => this.hosts.assetBase(request), log) : null;
     this.conversations = new Conversations(db);
     this.files = new Files(db, this.signer, this.conversations);
     this.idempotency = new IdempotencyStore(db, config.extensions.has('idempotency'), { dialect: opened.dialect, waitMs: config.idempotencyWaitMs });
@@ -190,6 +194,7 @@ export class ApiService {
     await this.feed.purgeExpired(this.config.eventsRetentionSeconds).catch((error) => this.log.error('[parley] purging expired events failed:', error));
     await purgeExpiredDeviceTokens(this.db, this.config.tokenTtlSeconds).catch((error) => this.log.error('[parley] purging expired device tokens failed:', error));
     await this.pairings.purge().catch((error) => this.log.error('[parley] purging old pairing codes failed:', error));
+    await this.oidc?.purge().catch((error) => this.log.error('[parley] purging old sign-in handoffs failed:', error));
   }
 
   static async open(
@@ -308,6 +313,14 @@ export class ApiService {
   async dispatch(request: ApiRequest): Promise<ApiReply> {
     if (isHealthPath(request.path)) return serveHealth(request, this.readiness, this.log, { shuttingDown: this.shuttingDown });
     if (isDevicePolicyPath(request.path)) return serveDevicePolicy(request, this.config.devicePolicy);
+    if (isOidcPath(request.path)) {
+      if (!this.oidc) return oidcNotOffered();
+      try {
+        return await this.oidc.handle(request);
+      } catch (error) {
+        return reply(errorResult(this.answerFor(request, error)));
+      }
+    }
     if (request.path.startsWith('/files/')) {
       // The signed URL is the authorisation: recorded as the file owner's download, without a token.
       let file: StoredFile | undefined;

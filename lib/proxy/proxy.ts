@@ -13,6 +13,7 @@ import { Upstream, UpstreamError, type UpstreamResponse } from './upstream';
 import { isUploadsPath, UploadStaging, type StagingSettings } from './uploads';
 import { WipedTokens } from './wiped';
 import { DEFAULT_DEVICE_POLICY, isDevicePolicyPath, serveDevicePolicy } from '../api/http/device-policy';
+import { isOidcPath, oidcNotOffered } from '../api/http/oidc';
 import { discardBody } from '../api/http/tus';
 import { ApiError, deviceWiped, notFound } from '../api/errors';
 import type { ApiReply, ApiRequest } from '../api/http/exchange';
@@ -103,6 +104,8 @@ export function createProxy(config: ProxyConfig, log: Logger = console, options:
   async function dispatch(request: ApiRequest): Promise<ApiReply> {
     // The device policy is this server's, never the upstream's.
     if (isDevicePolicyPath(request.path)) return serveDevicePolicy(request, config.devicePolicy ?? DEFAULT_DEVICE_POLICY);
+    // Single sign-on would make tokens of this server, which the upstream does not know: not offered.
+    if (isOidcPath(request.path)) return oidcNotOffered();
     const area = classifyPath(request.path);
     if (!area) return errorReply(notFound('route'));
     let assetBase = '';

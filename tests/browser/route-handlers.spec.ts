@@ -33,3 +33,13 @@ test('route handlers serve /v1 and /files to the contract', async ({ request }) 
   expect(patch.headers()['allow']).toBe('GET, POST');
   expect((await request.delete(`${base}/v1/conversations/${conversation.id}`, { headers: auth })).status()).toBe(204);
 });
+
+test('single sign-on reaches the core through its route handler (not configured here: 404 in the contract’s shape)', async ({ request }) => {
+  for (const path of ['/auth/oidc', '/auth/oidc/start']) {
+    const r = await request.get(`${base}${path}`, { maxRedirects: 0 });
+    expect(r.status(), path).toBe(404);
+    expect((await r.json()).code, path).toBe('resource_missing');
+  }
+  const handoff = await request.post(`${base}/auth/oidc/handoff`, { data: { id: 'x' } });
+  expect(handoff.status()).toBe(404);
+});

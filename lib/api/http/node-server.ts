@@ -21,7 +21,7 @@ export function isApiPath(url: string): boolean {
     url.startsWith('/v1/') ||
     url.startsWith('/v1?') ||
     url.startsWith('/files/') ||
-    /^\/(healthz|readyz|device-policy)(\/|\?|$)/.test(url)
+    /^\/(healthz|readyz|device-policy|auth\/oidc)(\/|\?|$)/.test(url)
   );
 }
 

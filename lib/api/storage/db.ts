@@ -134,6 +134,22 @@ export interface AuditTableRow {
   outcome: string;
 }
 
+/**
+ * A single sign-on that has passed the identity provider's checks, waiting to be handed to the
+ * browser that started it (lib/api/http/oidc.ts): one use, about a minute. The token is made only
+ * when it is redeemed, so no token is ever stored here; the id and the browser's binding are hashed.
+ */
+export interface SignInRow {
+  id_hash: string;
+  user_id: string;
+  label: string;
+  /** The hash of the secret in the HttpOnly cookie of the browser that signed in. */
+  binding_hash: string;
+  expires_at: number;
+  /** The device token made when it was redeemed (null: not yet). */
+  token_id: string | null;
+}
+
 export interface SettingRow {
   key: string;
   value: string;
@@ -145,6 +161,7 @@ export interface Tables {
   files: FileRow;
   tokens: TokenRow;
   pairings: PairingRow;
+  sign_ins: SignInRow;
   idempotency_keys: IdempotencyRow;
   settings: SettingRow;
   blob_deletions: BlobDeletionRow;

@@ -319,6 +319,22 @@ export function migrations(dialect: DialectName): Record<string, Migration> {
         }
       },
     },
+    // Single sign-on (issue 29; lib/api/http/oidc.ts): a sign-in the identity provider vouched for,
+    // waiting (a minute, once) for its browser to collect a device token, made then.
+    '0025_sign_ins': {
+      async up(db: Kysely<any>) {
+        await db.schema
+          .createTable('sign_ins')
+          .addColumn('id_hash', 'text', (c) => c.primaryKey())
+          .addColumn('user_id', 'text', (c) => c.notNull())
+          .addColumn('label', 'text', (c) => c.notNull())
+          .addColumn('binding_hash', 'text', (c) => c.notNull())
+          .addColumn('expires_at', 'bigint', (c) => c.notNull())
+          .addColumn('token_id', 'text')
+          .execute();
+        await db.schema.createIndex('sign_ins_expires').on('sign_ins').column('expires_at').execute();
+      },
+    },
   };
 }
 
