@@ -66,8 +66,9 @@ function device(): DeviceDeps {
 export function ParleyApp() {
   const [session, setSession] = useState<LocalSession | null | undefined>(undefined);
   const [notice, setNotice] = useState<string | null>(null);
-  // Locked, unlocked, set up: the session follows what the vault holds.
-  useEffect(() => vault().onChange(() => setSession(resumeSession(device()))), []);
+  // Locked, unlocked, set up: the session follows what the vault holds. (Not a token's removal: a
+  // sign-out says when it has finished removing the data.)
+  useEffect(() => vault().onChange((change) => change !== 'token' && setSession(resumeSession(device()))), []);
   const erase = useCallback(async (why: string) => {
     await eraseDevice(device()).catch(() => {});
     vault().reset();

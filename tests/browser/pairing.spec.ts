@@ -6,7 +6,7 @@
 // everything (the server's 10 s token cache: within ~10 s, polled, no sleeps).
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { expect, test } from '@playwright/test';
+import { devices, expect, test } from '@playwright/test';
 import { E2E_DATA_ROOT } from '../../playwright.config';
 import { base, expectAllSynced, unique } from './helpers';
 
@@ -29,7 +29,8 @@ test('pair a phone with a code, then sign it out and erase it from "Your devices
   expect((await request.post(`${base}/v1/conversations`, { headers: { authorization: `Bearer ${token}` }, data: { contact_id: contact } })).status()).toBe(201);
 
   const contextA = await browser.newContext({ ...info.project.use });
-  const contextB = await browser.newContext({ ...info.project.use });
+  // B is a phone in both projects (its label comes from its User-Agent: "Chrome on Android").
+  const contextB = await browser.newContext({ ...info.project.use, userAgent: devices['Pixel 7'].userAgent });
   try {
     // Device A: signed in, Device screen → Add a phone: a QR code and a code to type.
     const a = await contextA.newPage();

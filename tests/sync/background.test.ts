@@ -120,4 +120,25 @@ describe('the service worker flush (Background Sync)', () => {
     expect(await flushOutbox({ database: 'bg-no-token', fetch: net.fetch, dexie })).toBe('no-access');
     expect(net.seen).toEqual([]);
   });
+
+  it('a database deleted between its look and its open (a sign-out right then) is not left made again', async () => {
+    const real = new IDBFactory();
+    const device = makeDevice(server.baseUrl, TEST_TOKENS.alice, { indexedDB: real, name: 'bg-signing-out' });
+    await device.client.createConversation({ contact_id: 'bg-signing-out' });
+    device.db.close();
+    // The flush's second open of the name (after its existence probe) comes just after the
+    // sign-out's deletion: IndexedDB runs the two requests in that order.
+    let opens = 0;
+    const racing = Object.create(real) as IDBFactory;
+    racing.open = (name: string, version?: number) => {
+      if (name === 'bg-signing-out' && ++opens === 2) real.deleteDatabase(name);
+      return version === undefined ? real.open(name) : real.open(name, version);
+    };
+    racing.databases = () => real.databases();
+    const net = new FaultyNetwork();
+    expect(await flushOutbox({ database: 'bg-signing-out', fetch: net.fetch, dexie: { indexedDB: racing, IDBKeyRange } })).toBe('no-access');
+    expect(opens).toBeGreaterThanOrEqual(2);
+    expect((await real.databases()).map((d) => d.name)).toEqual([]);
+    expect(net.seen).toEqual([]);
+  });
 });

@@ -57,7 +57,20 @@ export async function flushOutbox(deps: {
   // A tag can outlive its database (sign-out deleted it): never create it again.
   if (!(await databaseExists(deps.database, deps.dexie))) return 'no-access';
   const db = openSyncDb(deps.database, { chromeTransactionDurability: 'strict', ...deps.dexie });
+  // The database may go between that look and this open (a sign-out deleting it right now): an
+  // open then makes a new, empty one, which must not outlive this event (it would be a database of
+  // nobody's, left behind after the sign-out said everything was removed).
+  let madeHere = false;
+  db.on('populate', () => {
+    madeHere = true;
+  });
   try {
+    await db.open();
+    if (madeHere) {
+      db.close();
+      await db.delete();
+      return 'no-access';
+    }
     const access = await getMeta(db, ACCESS_KEY);
     if (!access?.token) return 'no-access';
     if ((await db.outbox.count()) === 0) return 'nothing-queued';

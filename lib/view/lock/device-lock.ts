@@ -90,12 +90,15 @@ export function offlineExpiry(lastReachedAt: number | null, now: number, maxOffl
  * policy asks for one and it is being set up) 'parley:token' lives in memory only, and is
  * written sealed under the data key when there is one.
  */
+/** What changed: the held token (sign-in, sign-out), or the key (unlocked or set up; locked or reset). */
+export type VaultChange = 'token' | 'opened' | 'closed';
+
 export class TokenVault implements StorageLike {
   private token: string | null = null;
   private key: CryptoKey | null = null;
   /** The policy asks for a lock: a new token is held in memory until the lock is set up. */
   lockRequired = false;
-  private readonly listeners = new Set<() => void>();
+  private readonly listeners = new Set<(change: VaultChange) => void>();
 
   constructor(readonly storage: StorageLike) {}
 
@@ -115,7 +118,7 @@ export class TokenVault implements StorageLike {
   open(key: CryptoKey, token: string | null): void {
     this.key = key;
     this.token = token;
-    this.emit();
+    this.emit('opened');
   }
 
   /** Signed out or erased: the lock goes with the data (the next sign-in sets one up again). */
@@ -124,23 +127,23 @@ export class TokenVault implements StorageLike {
     for (const name of [LOCK_KEY, REACHED_KEY, POLICY_KEY]) this.storage.removeItem(name);
     this.key = null;
     this.token = null;
-    this.emit();
+    this.emit('closed');
   }
 
   /** The lock: key and token leave memory. */
   close(): void {
     this.key = null;
     this.token = null;
-    this.emit();
+    this.emit('closed');
   }
 
-  onChange(listener: () => void): () => void {
+  onChange(listener: (change: VaultChange) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
 
-  private emit() {
-    for (const listener of this.listeners) listener();
+  private emit(change: VaultChange) {
+    for (const listener of this.listeners) listener(change);
   }
 
   private sealed(): boolean {
@@ -158,7 +161,7 @@ export class TokenVault implements StorageLike {
     this.storage.removeItem(TOKEN_KEY); // never in clear
     this.token = value;
     void this.persistToken();
-    this.emit();
+    this.emit('token');
   }
 
   removeItem(name: string): void {
@@ -168,7 +171,7 @@ export class TokenVault implements StorageLike {
       if (record) writeLock(this.storage, { ...record, sealedToken: null });
     }
     this.storage.removeItem(name);
-    if (name === TOKEN_KEY) this.emit();
+    if (name === TOKEN_KEY) this.emit('token');
   }
 
   /** Writes the held token sealed (after a sign-in, a "sign in again", a set-up). */
