@@ -332,10 +332,20 @@ function WipeWatch({ onWiped }: { onWiped(): Promise<void> }) {
     started.current = true;
     void onWiped();
   }, [status?.deviceWiped, onWiped]);
+  // A sync that completes while the app is open is the server reached; the time stored with the
+  // status when the app opens is one that was recorded then already (or before this was written).
+  const loaded = status !== undefined;
   const lastSyncAt = status?.lastSyncAt ?? null;
+  const openedWith = useRef<number | null | undefined>(undefined);
   useEffect(() => {
-    if (lastSyncAt !== null) window.localStorage.setItem(REACHED_KEY, String(lastSyncAt));
-  }, [lastSyncAt]);
+    if (!loaded) return;
+    if (openedWith.current === undefined) {
+      openedWith.current = lastSyncAt;
+      if (lastSyncAt !== null && window.localStorage.getItem(REACHED_KEY) === null) window.localStorage.setItem(REACHED_KEY, String(lastSyncAt));
+      return;
+    }
+    if (lastSyncAt !== null && lastSyncAt !== openedWith.current) window.localStorage.setItem(REACHED_KEY, String(lastSyncAt));
+  }, [loaded, lastSyncAt]);
   const policy = readPolicy(window.localStorage);
   const reached = Number(window.localStorage.getItem(REACHED_KEY) ?? NaN);
   const { warnUntil } = offlineExpiry(Number.isFinite(reached) ? reached : null, Date.now(), policy?.maxOfflineMs ?? 0);
