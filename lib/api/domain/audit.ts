@@ -16,8 +16,8 @@
 //
 // Other code (sign-in, pairing, the token CLI's revoke/wipe) records with `recordAudit(db, entry)`:
 // given a transaction, the row commits with the change it describes.
-import { sql } from 'kysely';
-import { sqliteConnection, type Db, type DialectName } from '../storage/db';
+import { sql, type Selectable } from 'kysely';
+import { sqliteConnection, type AuditTableRow, type Db, type DialectName } from '../storage/db';
 import type { ApiResult } from '../result';
 
 export const AUDIT_ACTIONS = ['list', 'read', 'download', 'create', 'update', 'delete', 'sign-in', 'pairing', 'revoke', 'wipe'] as const;
@@ -45,19 +45,8 @@ export interface AuditEntry {
   at?: number;
 }
 
-/** A stored row (what `npm run audit` prints). */
-export interface AuditRow {
-  seq: number;
-  at: number;
-  user_id: string;
-  token_id: string | null;
-  action: string;
-  object_type: string | null;
-  object_id: string | null;
-  conversation_id: string | null;
-  address: string | null;
-  outcome: string;
-}
+/** A stored row (what `npm run audit` prints): the table's, as read. */
+export type AuditRow = Selectable<AuditTableRow>;
 
 type NewRow = Omit<AuditRow, 'seq'>;
 

@@ -86,42 +86,8 @@ export const deviceRoutes: Route[] = [
       return { status: 200, body: await api.pairings.get(user, params.id!) };
     },
   },
-  {
-    ...pairing('/approve'),
-    method: 'POST',
-    operationId: 'approvePairing',
-    summary: 'Let the device in',
-    description: 'Extension: the device that redeemed the code may now collect its own device token (within 2 minutes).',
-    responses: {
-      '200': ok('Approved', 'Pairing'),
-      ...common,
-      ...noPairing,
-      '409': retryable('pairing_pending: no device has redeemed the code yet'),
-      ...expiredOrUsed,
-    },
-    handle: async (api, { request, user, params }) => {
-      refuseQueryParameters(request.query);
-      return { status: 200, body: await api.pairings.decide(user, params.id!, true) };
-    },
-  },
-  {
-    ...pairing('/deny'),
-    method: 'POST',
-    operationId: 'denyPairing',
-    summary: 'Refuse the device',
-    description: 'Extension: the device that redeemed the code is told pairing_denied (403) and gets no token.',
-    responses: {
-      '200': ok('Denied', 'Pairing'),
-      ...common,
-      ...noPairing,
-      '409': retryable('pairing_pending: no device has redeemed the code yet'),
-      ...expiredOrUsed,
-    },
-    handle: async (api, { request, user, params }) => {
-      refuseQueryParameters(request.query);
-      return { status: 200, body: await api.pairings.decide(user, params.id!, false) };
-    },
-  },
+  decision('/approve', 'approvePairing', 'Let the device in', 'Extension: the device that redeemed the code may now collect its own device token (within 2 minutes).', true),
+  decision('/deny', 'denyPairing', 'Refuse the device', 'Extension: the device that redeemed the code is told pairing_denied (403) and gets no token.', false),
   {
     method: 'POST',
     path: '/v1/pairings/redeem',
@@ -185,3 +151,25 @@ export const deviceRoutes: Route[] = [
     },
   },
 ];
+
+/** Approve or deny a redeemed code: the same route but for its word and its outcome. */
+function decision(step: '/approve' | '/deny', operationId: string, summary: string, description: string, approve: boolean): Route {
+  return {
+    ...pairing(step),
+    method: 'POST',
+    operationId,
+    summary,
+    description,
+    responses: {
+      '200': ok(approve ? 'Approved' : 'Denied', 'Pairing'),
+      ...common,
+      ...noPairing,
+      '409': retryable('pairing_pending: no device has redeemed the code yet'),
+      ...expiredOrUsed,
+    },
+    handle: async (api, { request, user, params }) => {
+      refuseQueryParameters(request.query);
+      return { status: 200, body: await api.pairings.decide(user, params.id!, approve) };
+    },
+  };
+}
