@@ -8,7 +8,7 @@ import { NavigationRoute, registerRoute } from 'workbox-routing';
 import { noteOpened, partialResponse, runPass, type DownloaderDeps } from '../lib/offline/downloader';
 import { pauseReason, type ConnectionLike } from '../lib/offline/policy';
 import { OFFLINE_MESSAGE } from '../lib/offline/settings';
-import { databaseOfTag, flushOutbox, OPENED_FILES_CACHE } from '../lib/sync/service-worker';
+import { databaseOfTag, flushOutbox, isSealedDatabase, OPENED_FILES_CACHE } from '../lib/sync/service-worker';
 
 declare const self: ServiceWorkerGlobalScope & { __WB_MANIFEST: Array<{ url: string; revision: string | null }> };
 
@@ -51,6 +51,8 @@ registerRoute(
 registerRoute(
   ({ url, request }) => url.origin === self.location.origin && url.pathname.startsWith('/files/') && request.method === 'GET',
   async ({ request, event }) => {
+    // A device with a lock: nothing of a file is kept in clear (issue 28), the network answers.
+    if (await deviceIsSealed()) return fetch(request);
     const cache = await caches.open(OPENED_FILES_CACHE);
     const cached = await cache.match(request.url);
     const extend = (work: Promise<unknown>) => (event as ExtendableEvent).waitUntil(work.catch(() => {}));
@@ -93,6 +95,25 @@ async function appDatabases(): Promise<string[]> {
   return [...new Set([...listed.map((d) => d.name ?? '').filter((n) => n.startsWith('parley-sync-')), ...told])];
 }
 
+/**
+ * Whether the user's databases here are sealed (a device with a lock, lib/sync/mirror/seal.ts).
+ * The service worker holds no keys: it then keeps no file in Cache Storage (and drops what it
+ * kept before the lock), downloads nothing for "Keep offline" and sends no outbox — the page and
+ * its sync worker, which hold the keys while unlocked, do. Once sealed, a database stays sealed.
+ */
+const sealed = new Set<string>();
+async function databaseIsSealed(database: string): Promise<boolean> {
+  if (sealed.has(database)) return true;
+  if (!(await isSealedDatabase(database))) return false;
+  sealed.add(database);
+  await caches.delete(OPENED_FILES_CACHE);
+  return true;
+}
+async function deviceIsSealed(): Promise<boolean> {
+  for (const database of await appDatabases()) if (await databaseIsSealed(database)) return true;
+  return false;
+}
+
 /** One pass per database at a time; a wake during a pass runs one more after it. */
 const passes = new Map<string, { running: Promise<void>; again: boolean }>();
 function pass(database: string): Promise<void> {
@@ -106,6 +127,7 @@ function pass(database: string): Promise<void> {
     try {
       do {
         entry.again = false;
+        if (await databaseIsSealed(database)) break;
         await runPass(database, downloader).catch((error) => console.warn('[parley] keep offline:', error));
       } while (entry.again);
     } finally {
@@ -122,6 +144,7 @@ async function passAll(): Promise<void> {
 
 async function opened(url: string, size: number): Promise<void> {
   for (const database of await appDatabases()) {
+    if (await databaseIsSealed(database)) continue;
     if (await noteOpened(database, url, size > 0 ? { size } : null, downloader)) await pass(database);
   }
 }
@@ -164,6 +187,8 @@ self.addEventListener('sync', (event) => {
       // fires it again later — by then the app may be closed. (Chromium fires a tag at once when
       // online, which would otherwise race the worker for every write.)
       if (await appOnScreen()) throw new Error('the app is open: its sync worker sends the changes');
+      // Sealed: only the app, unlocked, can read the outbox (a tag registered before the lock).
+      if (await databaseIsSealed(database)) return;
       const result = await flushOutbox({ database, fetch: (input, init) => fetch(input, init), locks: self.navigator.locks });
       if (result === 'retry') throw new Error('the outbox could not be sent yet');
     })(),

@@ -6,7 +6,7 @@
 //
 // Load it with: new Worker(new URL('../workers/sync.worker.ts', import.meta.url), { type: 'module' })
 import * as Comlink from 'comlink';
-import { databaseLock, openSyncDb, type OpenTabChannel, type ParleyDb, resumableUploads, storeBackgroundAccess, SyncEngine, type SyncReport, whoAmI, type WhoAmI } from '../lib/sync/worker';
+import { createSealer, databaseLock, type MirrorKeys, openSyncDb, setSealer, type OpenTabChannel, type ParleyDb, resumableUploads, storeBackgroundAccess, SyncEngine, type SyncReport, whoAmI, type WhoAmI } from '../lib/sync/worker';
 import { xhrUpload } from './xhr-upload';
 
 export interface SyncWorkerConfig {
@@ -16,6 +16,8 @@ export interface SyncWorkerConfig {
   baseUrl: string;
   token: string | null;
   periodMs?: number;
+  /** The keys of the sealed databases (issue 28), while the device is unlocked; null without a lock. */
+  keys?: MirrorKeys | null;
 }
 
 let engine: SyncEngine | null = null;
@@ -40,9 +42,13 @@ const openTabChannel: OpenTabChannel | undefined =
       }
     : undefined;
 
-/** The service worker replays with the token this worker was last given (Background Sync). */
+/**
+ * The service worker replays with the token this worker was last given (Background Sync). Not on a
+ * locked device: the service worker holds no keys, so it could not read the outbox anyway.
+ */
+let sealed = false;
 function shareToken(): void {
-  if (db) void storeBackgroundAccess(db, { baseUrl, token }).catch(() => {});
+  if (db && !sealed) void storeBackgroundAccess(db, { baseUrl, token }).catch(() => {});
 }
 
 const api = {
@@ -51,6 +57,9 @@ const api = {
     api.stop();
     token = config.token;
     const name = config.database;
+    // Before any database opens: with keys, every row is sealed (lib/sync/mirror/seal.ts).
+    sealed = !!config.keys;
+    setSealer(config.keys ? createSealer(config.keys) : null);
     // User intent (the outbox) must survive a crash; the pulled mirror can be pulled again.
     db = openSyncDb(name, { chromeTransactionDurability: 'strict' });
     mirrorDb = openSyncDb(name, { chromeTransactionDurability: 'relaxed' });

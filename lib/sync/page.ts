@@ -17,6 +17,7 @@ export {
   type ParleyDb,
 } from './mirror/db';
 export { BY_ARCHIVED_INDEX, indexWords, ORDER_INDEX, searchWords, WORDS_INDEX } from './mirror/list-keys';
+export { currentSealer, MirrorLockedError, requireSealing, sealMiddleware, setSealer } from './mirror/seal';
 export { deleteMeta, getMeta, setMeta, type MetaValues } from './mirror/meta';
 export { MIRROR_CLEARED_KEY, readSyncStatus, statusLabel, type FailedOperation, type MirrorCleared, type SyncStatus } from './engine/status';
 export { readUploadProgress, type UploadProgress } from './engine/upload-progress';
@@ -32,6 +33,9 @@ export {
   thumbnailsDatabaseName,
   type RemovalReport,
 } from './session/removal';
+
+/** The cipher of the sealed databases and the derivation of its keys: loaded at unlock (seal.ts, sealer.ts). */
+export const loadSealer = () => import('./mirror/sealer');
 
 /** The identity checks (`GET /v1/me`, the probe), with the schemas they validate answers with: loaded when a check is due. */
 export const loadIdentity = () => import('./session/identity');

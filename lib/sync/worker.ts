@@ -3,6 +3,8 @@
 // workers/sync.worker.ts and workers/xhr-upload.ts (the service worker has service-worker.ts).
 export type { UploadLike } from './core/http';
 export { openSyncDb, type ParleyDb } from './mirror/db';
+export { setSealer, type MirrorKeys } from './mirror/seal';
+export { createSealer } from './mirror/sealer';
 export { SyncEngine, type SyncReport } from './engine/engine';
 export type { OpenTabChannel } from './engine/leader';
 export { resumableUploads } from './outbox/resumable-upload';

@@ -8,6 +8,7 @@
 // limit the device's copy is erased. A device that has not reached its server for `max_offline`
 // is erased when next opened.
 import { lazy, Suspense, useCallback, useEffect, useState, type ReactNode } from 'react';
+import { forgetOpenedFiles, loadSealer, requireSealing, setSealer } from '@/lib/sync/page';
 import type { KeyWrap } from '@/lib/view/lock/keys';
 import { DEFAULT_POLICY, dueToLock, fetchPolicy, LOCK_KEY, offlineExpiry, POLICY_KEY, REACHED_KEY, readLock, readPolicy, writeLock, type DevicePolicy, type TokenVault } from '@/lib/view/lock/device-lock';
 
@@ -19,6 +20,17 @@ export const TOO_MANY_WRONG = 'Too many wrong unlocks: this device’s copy of y
 export const OFFLINE_TOO_LONG = 'This device had not reached the server for too long: its copy of your data was erased. Sign in again to get it back.';
 
 type Phase = 'open' | 'locked' | 'setup';
+
+/**
+ * The data key at work: the token's key for the vault, and the keys that seal the user's databases
+ * (lib/sync/mirror/seal.ts) in this page — set before the vault opens, so no screen opens a
+ * database without them.
+ */
+async function openDataKey(bytes: Uint8Array<ArrayBuffer>): Promise<CryptoKey> {
+  const [{ dataKey }, { createSealer, deriveMirrorKeys }] = await Promise.all([import('@/lib/view/lock/keys'), loadSealer()]);
+  setSealer(createSealer(await deriveMirrorKeys(bytes)));
+  return dataKey(bytes);
+}
 
 export function DeviceLock({
   vault,
@@ -46,7 +58,13 @@ export function DeviceLock({
       setPolicy(fresh);
     });
   }, [storage]);
-  useEffect(() => vault.requireLock(policy.lockAfterMs > 0), [vault, policy.lockAfterMs]);
+  useEffect(() => {
+    vault.requireLock(policy.lockAfterMs > 0);
+    // Nothing reaches the databases in clear while a lock is asked for or exists (seal.ts).
+    requireSealing(policy.lockAfterMs > 0 || readLock(storage) !== null);
+  }, [vault, storage, policy.lockAfterMs]);
+  // The key leaves with the lock, a sign-out or an erase.
+  useEffect(() => vault.onChange((change) => change === 'closed' && setSealer(null)), [vault]);
 
   // Offline expiry, when opened.
   useEffect(() => {
@@ -115,7 +133,10 @@ export function DeviceLock({
   }, [storage]);
 
   const setUp = useCallback(
-    async (key: CryptoKey, wraps: KeyWrap[]) => {
+    async (bytes: Uint8Array<ArrayBuffer>, wraps: KeyWrap[]) => {
+      const key = await openDataKey(bytes);
+      // Files opened before there was a lock were kept in clear by the service worker: gone now.
+      await forgetOpenedFiles(typeof caches === 'undefined' ? null : caches).catch(() => 0);
       writeLock(storage, { v: 1, wraps, sealedToken: null, wrongUnlocks: 0 });
       vault.open(key, vault.heldToken);
       await vault.persistToken();
@@ -125,9 +146,10 @@ export function DeviceLock({
   );
 
   const unlocked = useCallback(
-    async (key: CryptoKey) => {
+    async (bytes: Uint8Array<ArrayBuffer>) => {
       const record = readLock(storage);
       if (!record) return setPhase('open');
+      const key = await openDataKey(bytes);
       const { unseal } = await import('@/lib/view/lock/keys');
       const token = record.sealedToken ? await unseal(key, record.sealedToken) : null;
       writeLock(storage, { ...record, wrongUnlocks: 0 });

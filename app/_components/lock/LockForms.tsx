@@ -2,7 +2,7 @@
 // The lock's two screens: setting it up after the first sign-in on a device, and unlocking. Loaded
 // on first use (its own chunk): the Argon2id code comes later still, when a PIN is set or entered.
 import { useEffect, useState, type FormEvent } from 'react';
-import { argon2idStretch, dataKey, newDataKeyBytes, pinProblem, unwrapWithPasskey, unwrapWithPin, wrapWithPasskey, wrapWithPin, type KeyWrap, type PasskeyWrap, type PinWrap } from '@/lib/view/lock/keys';
+import { argon2idStretch, newDataKeyBytes, pinProblem, unwrapWithPasskey, unwrapWithPin, wrapWithPasskey, wrapWithPin, type KeyWrap, type PasskeyWrap, type PinWrap } from '@/lib/view/lock/keys';
 import { createPasskey, passkeyPrf, platformPasskeyAvailable } from '@/lib/view/lock/passkey';
 
 export interface Unlocked {
@@ -10,7 +10,7 @@ export interface Unlocked {
 }
 
 /** After a first sign-in on a device whose policy asks for a lock: a PIN, and a passkey if the device can. */
-export function LockSetup({ userName, onDone }: { userName: string; onDone(key: CryptoKey, wraps: KeyWrap[]): void }) {
+export function LockSetup({ userName, onDone }: { userName: string; onDone(dataKeyBytes: Uint8Array<ArrayBuffer>, wraps: KeyWrap[]): void }) {
   const [pin, setPin] = useState('');
   const [again, setAgain] = useState('');
   const [error, setError] = useState<string | null>(null);
@@ -30,7 +30,7 @@ export function LockSetup({ userName, onDone }: { userName: string; onDone(key: 
     }
     const bytes = newDataKeyBytes();
     const wrap = await wrapWithPasskey(bytes, made.credentialId, made.prfSalt, made.prfOutput);
-    onDone(await dataKey(bytes), [wrap]);
+    onDone(bytes, [wrap]);
   }
 
   async function withPin(event: FormEvent) {
@@ -42,7 +42,7 @@ export function LockSetup({ userName, onDone }: { userName: string; onDone(key: 
     setError(null);
     const bytes = newDataKeyBytes();
     const wrap = await wrapWithPin(bytes, pin, argon2idStretch);
-    onDone(await dataKey(bytes), [wrap]);
+    onDone(bytes, [wrap]);
   }
 
   return (
@@ -92,7 +92,7 @@ export function LockScreen({
   wrongSoFar: number;
   /** Wrong unlocks that erase the device (0: never). */
   wrongLimit: number;
-  onUnlocked(key: CryptoKey): void;
+  onUnlocked(dataKeyBytes: Uint8Array<ArrayBuffer>): void;
   /** A wrong PIN: counted (across reloads) by the caller, which erases the device at the limit. */
   onWrong(): void;
   onSignOut(): void;
@@ -111,7 +111,7 @@ export function LockScreen({
     const output = await passkeyPrf(passkeyWrap.credentialId, passkeyWrap.prfSalt);
     const bytes = output ? await unwrapWithPasskey(passkeyWrap, output) : null;
     setBusy(false);
-    if (bytes) return onUnlocked(await dataKey(bytes));
+    if (bytes) return onUnlocked(bytes);
     setError(output ? 'That passkey does not open this device’s data.' : 'Unlocking was cancelled.');
     if (output) onWrong();
   }
@@ -124,7 +124,7 @@ export function LockScreen({
     const bytes = await unwrapWithPin(pinWrap, pin, argon2idStretch);
     setBusy(false);
     setPin('');
-    if (bytes) return onUnlocked(await dataKey(bytes));
+    if (bytes) return onUnlocked(bytes);
     setError('Wrong PIN.');
     onWrong();
   }

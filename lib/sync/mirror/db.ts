@@ -5,6 +5,7 @@ import { Dexie, type DexieOptions, type EntityTable } from 'dexie';
 import type { Conversation, FileObject } from '../../schemas';
 import { BY_ARCHIVED_INDEX, listKeysMiddleware, ORDER_INDEX, WORDS_INDEX } from './list-keys';
 import type { OutboxOp } from './outbox-row';
+import { sealMiddleware } from './seal';
 
 /** How a visible row relates to the server: no pending work, work queued, or work that failed. */
 export type SyncState = 'synced' | 'pending' | 'failed';
@@ -274,5 +275,7 @@ export function openSyncDb(name: string, options: DexieOptions = {}): ParleyDb {
       await table.bulkPut(await table.toArray());
     });
   db.use(listKeysMiddleware);
+  // Encryption at rest while the device has a lock (seal.ts); a pass-through without one.
+  db.use(sealMiddleware);
   return db;
 }

@@ -5,6 +5,7 @@ import type { SyncWorkerApi } from '../../../workers/sync.worker';
 import { syncTagFor } from './sync-tag';
 import type { SyncClient } from '../outbox/client';
 import { openSyncDb, type ParleyDb } from '../mirror/db';
+import { currentSealer } from '../mirror/seal';
 import { createLazySyncClient } from '../outbox/lazy-client';
 
 export interface SyncConnection {
@@ -23,7 +24,8 @@ export async function connectSync(options: { database: string; baseUrl: string; 
   const client = createLazySyncClient(db, {
     onLocalWrite: () => {
       void worker.requestSync();
-      registerBackgroundSync(options.database);
+      // The service worker holds no keys: on a device with a lock it could not read the outbox.
+      if (!currentSealer()) registerBackgroundSync(options.database);
     },
     // An upload that cannot fit is refused before it is queued (see client.uploadFile).
     estimateStorage: navigator.storage?.estimate ? () => navigator.storage.estimate() : undefined,
@@ -40,7 +42,8 @@ export async function connectSync(options: { database: string; baseUrl: string; 
   document.addEventListener('visibilitychange', onVisible);
   window.addEventListener('online', onOnline);
   window.addEventListener('offline', onOffline);
-  await worker.start(options);
+  // The worker seals and opens rows with the page's keys while the device is unlocked (seal.ts).
+  await worker.start({ ...options, keys: currentSealer()?.keys ?? null });
   if (!navigator.onLine) await worker.setOnline(false);
   return {
     db,

@@ -3,6 +3,7 @@
 // removes, so the UI can say so.
 import { Dexie, type DexieOptions } from 'dexie';
 import { databaseExists, openSyncDb } from '../mirror/db';
+import { MirrorLockedError } from '../mirror/seal';
 
 /** The service worker's cache of opened files (workers/sw.ts): clinical documents. */
 export const OPENED_FILES_CACHE = 'parley-files';
@@ -44,9 +45,15 @@ export async function removeDatabase(name: string, options: DexieOptions = {}): 
   const db = openSyncDb(name, options);
   let uploadBytes = 0;
   const [conversations, files, unsyncedChanges] = await db.transaction('r', [db.conversations, db.files, db.outbox, db.uploadChunks], async () => {
-    await db.uploadChunks.each((chunk) => {
-      uploadBytes += chunk.bytes.byteLength;
-    });
+    await db.uploadChunks
+      .each((chunk) => {
+        uploadBytes += chunk.bytes.byteLength;
+      })
+      // A locked device (10 wrong PINs, a remote wipe) erases without its keys: the bytes of its
+      // sealed queued uploads cannot be counted, only the rest (counts need no key).
+      .catch((error: unknown) => {
+        if (!(error instanceof MirrorLockedError)) throw error;
+      });
     return Promise.all([db.conversations.count(), db.files.count(), db.outbox.count()]);
   });
   // Other tabs' connections close themselves on the version change (Dexie's default).

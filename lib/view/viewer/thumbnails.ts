@@ -4,7 +4,7 @@
 // database (no change to the sync schema), deleted with it at sign-out (lib/sync/session/removal.ts),
 // and dropped when their file is gone from the mirror (pruneThumbnails).
 import { Dexie, type DexieOptions, type EntityTable } from 'dexie';
-import { type FileView, OPENED_FILES_CACHE, type ParleyDb, thumbnailsDatabaseName } from '../../sync/page';
+import { type FileView, OPENED_FILES_CACHE, type ParleyDb, sealMiddleware, thumbnailsDatabaseName } from '../../sync/page';
 
 export interface Thumbnail {
   fileId: string;
@@ -26,6 +26,8 @@ export function openThumbnails(database: string, options: DexieOptions = {}): Th
   if (!db || db.hasBeenClosed()) {
     db = new Dexie(name, options) as ThumbnailsDb;
     db.version(1).stores({ thumbnails: 'fileId' });
+    // A picture of a patient's file: sealed like the user's database while the device has a lock.
+    db.use(sealMiddleware);
     opened.set(name, db);
   }
   return db;

@@ -1,0 +1,44 @@
+// The cipher behind seal.ts, with its keys: loaded when the device is unlocked (page) or started
+// with keys (sync worker, service worker), never on the first screen. Why XChaCha20-Poly1305 in
+// JavaScript and not WebCrypto's AES-GCM: see seal.ts.
+import { xchacha20poly1305 } from '@noble/ciphers/chacha.js';
+import { hmac } from '@noble/hashes/hmac.js';
+import { sha256 } from '@noble/hashes/sha2.js';
+import type { MirrorKeys, Sealer } from './seal';
+
+const NONCE = 24;
+const encoder = new TextEncoder();
+
+export function createSealer(keys: MirrorKeys): Sealer {
+  const { rowKey, indexKey } = keys;
+  return {
+    keys,
+    seal(plain, context) {
+      const nonce = crypto.getRandomValues(new Uint8Array(NONCE));
+      const sealed = xchacha20poly1305(rowKey, nonce, encoder.encode(context)).encrypt(plain);
+      const out = new Uint8Array(NONCE + sealed.byteLength);
+      out.set(nonce);
+      out.set(sealed, NONCE);
+      return out;
+    },
+    open(sealed, context) {
+      return xchacha20poly1305(rowKey, sealed.subarray(0, NONCE), encoder.encode(context)).decrypt(sealed.subarray(NONCE));
+    },
+    token(text) {
+      // 96 bits of HMAC-SHA-256: collisions between a user's ids and words are out of reach.
+      const mac = hmac(sha256, indexKey, encoder.encode(text)).subarray(0, 12);
+      let raw = '';
+      for (const byte of mac) raw += String.fromCharCode(byte);
+      return btoa(raw).replace(/\+/g, '-').replace(/\//g, '_');
+    },
+  };
+}
+
+/** HKDF-SHA-256 of the device's data key (raw bytes, lib/view/lock/keys.ts) into the mirror's two keys. */
+export async function deriveMirrorKeys(dataKeyBytes: Uint8Array<ArrayBuffer>): Promise<MirrorKeys> {
+  const subtle = globalThis.crypto.subtle;
+  const base = await subtle.importKey('raw', dataKeyBytes, 'HKDF', false, ['deriveBits']);
+  const derive = async (info: string) =>
+    new Uint8Array(await subtle.deriveBits({ name: 'HKDF', hash: 'SHA-256', salt: new Uint8Array(32), info: encoder.encode(info) }, base, 256));
+  return { rowKey: await derive('parley mirror rows v1'), indexKey: await derive('parley mirror index v1') };
+}
