@@ -3,6 +3,7 @@
 import { useLiveQuery } from 'dexie-react-hooks';
 import { useState, type FormEvent } from 'react';
 import { SyncInputError } from '@/lib/sync/page';
+import { readKnownIds } from '@/lib/view/windows';
 import type { NewConversationRequest } from './NewConversation';
 import { useSession } from './session-context';
 import { navigate } from './router';
@@ -16,13 +17,9 @@ export function NewConversationForm({ initial, onClose }: { initial: NewConversa
   const [value, setValue] = useState(initial.id);
   const [error, setError] = useState<string | null>(null);
   // Ids this device already knows (the mirror's conversations), starting with what is typed: one
-  // bounded read of the id's index per keystroke, offered by the field's <datalist>.
+  // bounded read of the search words' index per keystroke, offered by the field's <datalist>.
   const typed = value.trim();
-  const known = useLiveQuery(async () => {
-    const index = connection.db.conversations.where(kind);
-    const rows = typed ? index.startsWithIgnoreCase(typed) : index.aboveOrEqual('');
-    return [...new Set((await rows.limit(SUGGESTIONS).keys()) as string[])];
-  }, [connection.db, kind, typed]);
+  const known = useLiveQuery(() => readKnownIds(connection.db, kind, typed, SUGGESTIONS), [connection.db, kind, typed]);
 
   async function submit(event: FormEvent) {
     event.preventDefault();

@@ -135,3 +135,19 @@ export async function readFileWindow(
     return { total: matching.length, start, rows, indexed: false };
   });
 }
+
+/**
+ * Contact or group ids this device knows that begin with what is typed (case aside), for the new
+ * conversation form's suggestions: at most `limit`, most recent first with nothing typed. Read
+ * through the search words and the rows, never the id's own index, which holds keyed tokens on a
+ * device with a lock (lib/sync/mirror/seal.ts).
+ */
+export async function readKnownIds(db: ParleyDb, kind: 'contact_id' | 'group_id', typed: string, limit: number): Promise<string[]> {
+  const prefix = typed.trim().toLowerCase();
+  const [first] = searchWords(prefix);
+  const candidates = first
+    ? (await db.conversations.bulkGet([...new Set<string>(await db.conversations.where(WORDS_INDEX).startsWith(first).primaryKeys())])).filter((c) => c !== undefined)
+    : await db.conversations.orderBy(ORDER_INDEX).limit(limit * 4).toArray();
+  const ids = candidates.map((c) => c[kind]).filter((id): id is string => id !== null && id.toLowerCase().startsWith(prefix));
+  return [...new Set(ids)].sort().slice(0, limit);
+}
