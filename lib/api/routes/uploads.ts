@@ -95,7 +95,7 @@ export const uploadRoutes: Route[] = [
       '200': empty('Where it stands', { ...tusResumable, ...offset, ...length, ...expires, ...fileId }),
       ...Object.fromEntries(Object.entries({ ...tus, ...notFound('no such upload'), '410': error('upload_expired') }).map(([status, r]) => [status, { description: r.description, headers: r.headers }])),
     }),
-    handle: (api, { request, user, params }) => tusHandlers.HEAD(api.uploads, request, user, params.id!),
+    handle: (api, { request, user, params }) => tusHandlers.HEAD(api.uploads, request, user, params.id ?? ''),
   },
   {
     ...upload,
@@ -120,7 +120,7 @@ export const uploadRoutes: Route[] = [
       '413': error('file_too_large: the body goes past Upload-Length'),
       '415': error('unsupported_media_type: not application/offset+octet-stream'),
     }),
-    handle: (api, { request, user, params }) => tusHandlers.PATCH(api.uploads, request, user, params.id!),
+    handle: (api, { request, user, params }) => tusHandlers.PATCH(api.uploads, request, user, params.id ?? ''),
   },
   {
     ...upload,
@@ -131,7 +131,7 @@ export const uploadRoutes: Route[] = [
     idempotent: true,
     headers: UploadHeaders,
     responses: tusAnswers({ '204': empty('Ended'), ...tus, ...notFound('no such upload'), ...writes }),
-    handle: (api, { request, user, params }) => tusHandlers.DELETE(api.uploads, request, user, params.id!),
+    handle: (api, { request, user, params }) => tusHandlers.DELETE(api.uploads, request, user, params.id ?? ''),
   },
   { ...upload, method: '*', operationId: '', summary: '', responses: {}, handle: others },
 ];
