@@ -59,7 +59,7 @@ export interface Config {
   rateLimits: RateLimits;
   /** MAX_REQUESTS_*_PER_USER: how many of one user's requests are worked on at once, and wait (lib/api/http/fair-share.ts). */
   fairShare: { perUser: number; queuedPerUser: number };
-  /** Resumable uploads (tus, /v1/uploads; lib/api/http/tus.ts). */
+  /** Resumable uploads (tus, /v1/uploads; lib/api/http/tus/). */
   uploads: UploadSettings;
   /** TOKEN_TTL_DAYS: a device token (pairing, sign-in) unused this long is no longer accepted; CLI and static tokens do not expire. */
   tokenTtlSeconds: number;

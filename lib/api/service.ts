@@ -25,7 +25,8 @@ import { storageFailure } from './storage/failures';
 import { Authenticator, createToken, type Identity } from './domain/tokens';
 import { Pairings } from './domain/pairings';
 import { purgeExpiredDeviceTokens } from './domain/devices';
-import { isUploadChunk, TusUploads, uploadChunkKeys } from './http/tus';
+import { TusUploads } from './http/tus/uploads';
+import { UploadRecords } from './storage/uploads';
 import { isHealthPath, serveHealth } from './http/health';
 import { isDevicePolicyPath, serveDevicePolicy } from './http/device-policy';
 import { isOidcPath, oidcNotOffered, OidcSignIn } from './http/oidc';
@@ -227,7 +228,7 @@ export class ApiService {
     // uploads (s3rver as published, some S3-compatible stores) costs a warning, not the service.
     const temp = await housekeeping(log, 'the start-up sweep of unfinished uploads', () => store.removeUnfinished(graceMs));
     const live = new Set((await db.selectFrom('files').select('storage_key').execute()).map((r) => r.storage_key));
-    for (const key of await uploadChunkKeys(db)) live.add(key); // bytes of unfinished resumable uploads
+    for (const key of await new UploadRecords(db).chunkKeys()) live.add(key); // bytes of unfinished resumable uploads
     const orphans = await housekeeping(log, 'the start-up sweep of orphaned files', () => sweepOrphans(store, (key) => live.has(key), graceMs));
     const swept = { temp, orphans };
     const service = new ApiService(config, opened, blobs, secret, log, graceMs);
@@ -297,7 +298,7 @@ export class ApiService {
         this.store,
         async (key) =>
           (await this.db.selectFrom('files').select('id').where('storage_key', '=', key).executeTakeFirst()) !== undefined ||
-          (await isUploadChunk(this.db, key)),
+          (await this.uploads.records.isChunk(key)),
         graceMs,
       ),
     );

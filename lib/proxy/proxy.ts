@@ -14,7 +14,7 @@ import { isUploadsPath, UploadStaging, type StagingSettings } from './uploads';
 import { WipedTokens } from './wiped';
 import { DEFAULT_DEVICE_POLICY, isDevicePolicyPath, serveDevicePolicy } from '../api/http/device-policy';
 import { isOidcPath, oidcNotOffered } from '../api/http/oidc';
-import { discardBody } from '../api/http/tus';
+import { discardBody } from '../api/http/tus/body';
 import { ApiError, deviceWiped, notFound } from '../api/errors';
 import type { ApiReply, ApiRequest } from '../api/http/exchange';
 import { HostPolicy } from '../api/http/hosts';

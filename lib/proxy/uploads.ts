@@ -36,7 +36,7 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { sql, type Kysely } from 'kysely';
+import { sql } from 'kysely';
 import type { UploadSettings } from '../config';
 import { filenameProblem, ID_PATTERN } from '../schemas';
 import { ApiError, internalError, invalid, missing, notFound, storageFailureError, unauthenticated } from '../api/errors';
@@ -46,12 +46,18 @@ import { IdempotencyStore } from '../api/domain/idempotency';
 import { newId } from '../api/ids';
 import { BlobDeletionQueue } from '../api/storage/blob-deletions';
 import { openDb, type Db } from '../api/storage/db';
+import type { UploadRecords } from '../api/storage/uploads';
 import { DiskBlobStore } from '../api/storage/disk-blob-store';
 import { storageFailure } from '../api/storage/failures';
 import { inTransaction } from '../api/storage/transaction';
 import type { ApiReply, ApiRequest } from '../api/http/exchange';
 import type { ReceivedUpload } from '../api/http/upload';
-import { discardBody, TUS_EXTENSIONS, TUS_VERSION, TusUploads, type StagedUpload, type UploadCompletion } from '../api/http/tus';
+import { discardBody } from '../api/http/tus/body';
+import type { StagedUpload, UploadCompletion } from '../api/http/tus/completion';
+import { serveTus } from '../api/http/tus/handlers';
+import { options } from '../api/http/tus/options';
+import { TUS_HEADERS } from '../api/http/tus/protocol';
+import { TusUploads } from '../api/http/tus/uploads';
 import { findDelivered, ListingRefused, takeSnapshot, type DeliveryTarget, type Lister } from './delivered';
 import { forwardRequestHeaders } from './headers';
 import { UpstreamError, type Upstream } from './upstream';
@@ -79,7 +85,6 @@ const EXPIRY_PASS_MS = 5 * 60_000;
 const DELETION_PASS_MS = 60_000;
 /** Answers the proxy reads whole (a File object, an error, /v1/me): small. */
 const ANSWER_LIMIT = 1024 * 1024;
-const TUS_HEADERS = { 'Tus-Resumable': TUS_VERSION };
 const JSON_HEADERS = { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store' };
 
 /** /v1/uploads and /v1/uploads/<id> (a trailing slash allowed): served by the proxy itself. */
@@ -101,6 +106,8 @@ class UpstreamAnswer extends Error {
 interface Opened {
   uploads: TusUploads;
   db: Db;
+  /** The staged uploads' records (the tus handlers' own, read here too). */
+  records: UploadRecords;
   /** A pass of the blob deletion queue (chunks of finished or removed uploads). */
   drain(): Promise<unknown>;
   close(): Promise<void>;
@@ -119,13 +126,12 @@ interface DeliveryRow {
   file_id: string | null;
 }
 
-type StagingDb = Kysely<{
+/** The proxy's own tables beside the service's (made in openNow, not by a migration). */
+type ProxyTables = {
   proxy_uploads: { upload_id: string; idempotency_key: string };
   proxy_deliveries: DeliveryRow;
-  uploads: { id: string; file_id: string | null; upload_offset: number; upload_length: number; writer: string | null; writer_until: number | null; expires_at: number };
-  upload_chunks: { upload_id: string };
-}>;
-const staging = (db: Db) => db as unknown as StagingDb;
+};
+const staging = (db: Db) => db.withTables<ProxyTables>();
 
 export class UploadStaging implements UploadCompletion {
   /** Where the staged uploads are (their SQLite database and their chunks). */
@@ -162,21 +168,12 @@ export class UploadStaging implements UploadCompletion {
     try {
       // No token needed: tus clients probe it before anything else.
       if (request.method === 'OPTIONS') {
-        return reply({
-          status: 204,
-          headers: {
-            ...TUS_HEADERS,
-            'Tus-Version': TUS_VERSION,
-            'Tus-Extension': TUS_EXTENSIONS,
-            'Tus-Max-Size': String(this.settings.maxUploadBytes),
-            'Cache-Control': 'no-store',
-          },
-        });
+        return reply(options(this.settings.maxUploadBytes));
       }
       const served = (async () => {
         const user = await this.identify(request);
         const { uploads } = await this.open();
-        return uploads.handle(request, user, id);
+        return serveTus(uploads, request, user, id);
       })();
       this.inFlight.add(served);
       void served.catch(() => {}).finally(() => this.inFlight.delete(served));
@@ -229,7 +226,7 @@ export class UploadStaging implements UploadCompletion {
   }
 
   async created(trx: Db, id: string, request: ApiRequest): Promise<void> {
-    await (trx as unknown as StagingDb)
+    await staging(trx)
       .insertInto('proxy_uploads')
       .values({ upload_id: id, idempotency_key: request.header('idempotency-key') ?? id })
       .execute();
@@ -237,12 +234,12 @@ export class UploadStaging implements UploadCompletion {
 
   async complete(staged: StagedUpload, request: ApiRequest): Promise<string> {
     const fileId = await this.answerWithin(this.delivery(staged, request));
-    const { db } = await this.open();
+    const { db, records } = await this.open();
     try {
       await inTransaction(db, (trx) => staged.finish(trx, fileId));
     } catch (error) {
       // Finished meanwhile by the delivery itself (no request was waiting when it succeeded).
-      const row = await staging(db).selectFrom('uploads').select('file_id').where('id', '=', staged.row.id).executeTakeFirst();
+      const row = await records.find(staged.row.id);
       if (row?.file_id !== fileId) throw error;
     }
     return fileId;
@@ -303,33 +300,24 @@ export class UploadStaging implements UploadCompletion {
    * upload's lease is there to do it (it waits for the same delivery and finishes it itself).
    */
   private async finishUnattended(id: string, fileId: string): Promise<void> {
-    const { db, drain } = await this.open();
-    const finished = await inTransaction(db, async (trx) => {
-      const done = await staging(trx)
-        .updateTable('uploads')
-        .set((eb) => ({ file_id: fileId, upload_offset: eb.ref('upload_length'), expires_at: Math.floor(Date.now() / 1000) + this.settings.uploads.expirySeconds }))
-        .where('id', '=', id)
-        .where('file_id', 'is', null)
-        .where((eb) => eb.or([eb('writer', 'is', null), eb('writer_until', '<', Date.now())]))
-        .returning('id')
-        .executeTakeFirst();
-      // Their blobs are queued for removal by trigger, in this transaction.
-      if (done) await staging(trx).deleteFrom('upload_chunks').where('upload_id', '=', id).execute();
-      return done !== undefined;
-    });
+    const { db, records, drain } = await this.open();
+    // The chunks' blobs are queued for removal by trigger, in this transaction.
+    const finished = await inTransaction(db, (trx) =>
+      records.finishUnheld(trx, id, fileId, Math.floor(Date.now() / 1000) + this.settings.uploads.expirySeconds, Date.now()),
+    );
     if (finished) await drain();
   }
 
   /** Delivers the upload once; a final answer other than 401 ends the upload (its bytes go). */
   private async deliverOnce(staged: StagedUpload, request: ApiRequest): Promise<string> {
-    const { db } = await this.open();
+    const { db, records } = await this.open();
     const kept = await staging(db).selectFrom('proxy_uploads').select('idempotency_key').where('upload_id', '=', staged.row.id).executeTakeFirst();
     try {
-      return await this.deliver(db, staged, kept?.idempotency_key ?? staged.row.id, request);
+      return await this.deliver(db, records, staged, kept?.idempotency_key ?? staged.row.id, request);
     } catch (error) {
       // Final: the upload can never become this file. A refused token is not the upload's fault.
       if (error instanceof UpstreamAnswer && error.status !== 401) {
-        await sql`delete from uploads where id = ${staged.row.id}`.execute(db);
+        await records.delete(staged.row.id);
       }
       throw error;
     }
@@ -391,7 +379,7 @@ export class UploadStaging implements UploadCompletion {
    * POST /v1/files upstream, from the staged bytes, until the upstream answers — looking first
    * for the file an earlier POST of this delivery may have made (delivered.ts). Returns the file id.
    */
-  private async deliver(db: Db, staged: StagedUpload, idempotencyKey: string, request: ApiRequest): Promise<string> {
+  private async deliver(db: Db, records: UploadRecords, staged: StagedUpload, idempotencyKey: string, request: ApiRequest): Promise<string> {
     const { row } = staged;
     const target: DeliveryTarget = { conversationId: row.conversation_id, messageId: row.message_id, filename: row.filename, size: row.upload_length };
     const list: Lister = async (target) => {
@@ -419,7 +407,7 @@ export class UploadStaging implements UploadCompletion {
     for (let attempt = 1; ; attempt++) {
       // Terminated (DELETE) while the delivery was being retried: its bytes are gone, and so is
       // the reason to deliver it. The request that was completing it answers as for a missing upload.
-      if (attempt > 1 && (await sql`select id from uploads where id = ${row.id}`.execute(db)).rows.length === 0) throw notFound('upload');
+      if (attempt > 1 && (await records.find(row.id)) === undefined) throw notFound('upload');
       let why: string;
       let retryAfterMs = 0;
       let body: Readable | null = null;
@@ -433,7 +421,7 @@ export class UploadStaging implements UploadCompletion {
         if (state.sent === 1) {
           // A POST went out whose answer never came (or came as a failure it may not mean): the
           // file may be there already. Never send it twice.
-          const found = await findDelivered(list, target, { newestFileId: state.newest_file_id, serverTime: state.server_time }, (id) => this.claimed(db, row.id, id));
+          const found = await findDelivered(list, target, { newestFileId: state.newest_file_id, serverTime: state.server_time }, (id) => this.claimed(db, records, row.id, id));
           if (found !== null) {
             await this.noteDelivery(db, row.id, { file_id: found });
             return found;
@@ -505,9 +493,8 @@ export class UploadStaging implements UploadCompletion {
   }
 
   /** Whether another staged upload already has `fileId` as its file (delivered.ts: not ours then). */
-  private async claimed(db: Db, uploadId: string, fileId: string): Promise<boolean> {
-    const byUpload = await staging(db).selectFrom('uploads').select('id').where('file_id', '=', fileId).where('id', '!=', uploadId).executeTakeFirst();
-    if (byUpload) return true;
+  private async claimed(db: Db, records: UploadRecords, uploadId: string, fileId: string): Promise<boolean> {
+    if (await records.otherWithFile(fileId, uploadId)) return true;
     const byDelivery = await staging(db).selectFrom('proxy_deliveries').select('upload_id').where('file_id', '=', fileId).where('upload_id', '!=', uploadId).executeTakeFirst();
     return byDelivery !== undefined;
   }
@@ -579,6 +566,7 @@ export class UploadStaging implements UploadCompletion {
       return {
         uploads,
         db,
+        records: uploads.records,
         drain,
         close: async () => {
           timers.forEach(clearInterval);

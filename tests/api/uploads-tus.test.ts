@@ -187,6 +187,63 @@ describe('resumable uploads (tus 1.0.0) at /v1/uploads', () => {
     expect(Number((await head(alice, location)).headers.get('upload-offset'))).toBe(0);
   });
 
+  it('X-HTTP-Method-Override on a POST is its method; a method a path does not take is 405 with Allow; another Tus-Resumable is 412, before the method', async () => {
+    const created = await create(alice, 6, { filename: 'override.txt', conversation_id: conversationId });
+    const location = created.headers.get('location')!;
+    const as = (method: string, headers: Record<string, string> = {}, body?: Buffer) =>
+      alice.post(location, { headers: { ...TUS, 'x-http-method-override': method, ...headers }, body: body as BodyInit | undefined });
+    const appended = await as('patch', { 'content-type': OFFSET_STREAM, 'upload-offset': '0' }, Buffer.from('abc'));
+    expect(appended.status, appended.text).toBe(204);
+    expect(appended.headers.get('upload-offset')).toBe('3');
+    const state = await as('HEAD');
+    expect(state.status).toBe(200);
+    expect(state.headers.get('upload-offset')).toBe('3');
+    for (const [r, allow] of [
+      [await alice.get('/v1/uploads', { headers: TUS }), 'POST, OPTIONS'],
+      [await alice.post('/v1/uploads', { headers: { ...TUS, 'x-http-method-override': 'PATCH' } }), 'POST, OPTIONS'],
+      [await alice.get(location, { headers: TUS }), 'HEAD, PATCH, DELETE, OPTIONS'],
+      [await alice.post(location, { headers: TUS }), 'HEAD, PATCH, DELETE, OPTIONS'],
+      [await as('OPTIONS'), 'HEAD, PATCH, DELETE, OPTIONS'],
+    ] as const) {
+      expectTusError(r, 405, 'method_not_allowed');
+      expect(r.headers.get('allow')).toBe(allow);
+    }
+    const old = { 'tus-resumable': '0.2.2' };
+    for (const r of [
+      await alice.get(location, { headers: old }),
+      await alice.call('PATCH', location, { headers: { ...old, 'content-type': OFFSET_STREAM, 'upload-offset': '3' }, body: Buffer.from('def') }),
+      await create(alice, 3, { filename: 'old.txt', conversation_id: conversationId }, { headers: old }),
+    ]) {
+      expectTusError(r, 412, 'tus_version_unsupported');
+      expect(r.headers.get('tus-version')).toBe('1.0.0');
+    }
+    expect((await as('DELETE')).status).toBe(204);
+    expect((await head(alice, location)).status).toBe(404);
+  });
+
+  it('bad tus headers are the contract\'s errors, with the header as param', async () => {
+    const created = await create(alice, 6, { filename: 'headers.txt', conversation_id: conversationId });
+    const location = created.headers.get('location')!;
+    const fields = metadata({ filename: 'x.txt', conversation_id: conversationId });
+    const post = (headers: Record<string, string>) => alice.post('/v1/uploads', { headers: { ...TUS, 'upload-metadata': fields, ...headers } });
+    const cases: Array<[CallResult, number, string, string]> = [
+      [await post({ 'upload-length': '-1' }), 400, 'parameter_invalid', 'Upload-Length'],
+      [await post({ 'upload-length': '1e3' }), 400, 'parameter_invalid', 'Upload-Length'],
+      [await post({ 'upload-length': '12345678901234567' }), 400, 'parameter_invalid', 'Upload-Length'],
+      [await post({ 'upload-length': '3', 'upload-defer-length': '1' }), 400, 'parameter_invalid', 'Upload-Defer-Length'],
+      [await post({ 'upload-length': '3', 'upload-metadata': `filename ${b64('a')},filename ${b64('b')}` }), 400, 'parameter_invalid', 'Upload-Metadata'],
+      [await post({ 'upload-length': '3', 'upload-metadata': 'filename @@@@' }), 400, 'parameter_invalid', 'Upload-Metadata'],
+      [await post({ 'upload-length': '3', 'upload-metadata': `filename ${Buffer.from([0xff, 0xfe]).toString('base64')}` }), 400, 'parameter_invalid', 'Upload-Metadata'],
+      [await patch(alice, location, 0, Buffer.from('abc'), { 'upload-offset': 'zero' }), 400, 'parameter_invalid', 'Upload-Offset'],
+    ];
+    cases.forEach(([r, status, code, param], i) => {
+      expect(r.status, `case ${i}: ${r.text}`).toBe(status);
+      expectError(r, status, code, param);
+      expect(r.headers.get('tus-resumable'), `case ${i}`).toBe('1.0.0');
+    });
+    expect((await head(alice, location)).headers.get('upload-offset')).toBe('0');
+  });
+
   it('POST, HEAD, PATCH in chunks: the last byte creates exactly one file, as POST /v1/files would', async () => {
     const conversation = await newConversation(alice, 'tus-chunks');
     const before = (await alice.get(`/v1/conversations/${conversation}`)).body;
@@ -546,7 +603,8 @@ describe('resumable uploads (tus 1.0.0) at /v1/uploads', () => {
     const onDisk = fs.existsSync(filesDir) ? fs.readdirSync(filesDir, { recursive: true }).filter((p) => fs.statSync(path.join(filesDir, String(p))).isFile()) : [];
     expect(onDisk).toEqual([]);
     expect(await unfinishedBlobs()).toEqual([]);
-    await s.service.uploads.expire(Math.floor(Date.parse(created.headers.get('upload-expires')!) / 1000));
+    // Its expiry as HEAD tells it: counted from its last write, which may be a second after the creation's answer.
+    await s.service.uploads.expire(Math.floor(Date.parse((await head(alice, location)).headers.get('upload-expires')!) / 1000));
     expect((await head(alice, location)).status).toBe(404);
     expect(await storedBlobs()).toEqual(blobsBefore);
     expect(await unfinishedBlobs()).toEqual([]);

@@ -1,5 +1,5 @@
 // What the domain is given: plain values read from a request by the http/ layer (body.ts,
-// upload.ts, tus.ts). Nothing here knows about HTTP.
+// upload.ts, tus/). Nothing here knows about HTTP.
 import type { BlobWrite } from '../storage/blob-store';
 
 /** A body's fields as the client named them: JSON values, or strings from a form. */

@@ -11,7 +11,7 @@ import type { IdempotencyStore } from '../domain/idempotency';
 import type { ChangeFeed } from '../domain/events';
 import type { EventHub } from '../domain/event-hub';
 import type { Pairings } from '../domain/pairings';
-import type { TusUploads } from '../http/tus';
+import type { TusUploads } from '../http/tus/uploads';
 import type { EventStream } from '../http/event-stream';
 import type { BlobStore } from '../storage/blob-store';
 import type { DrainResult } from '../storage/blob-deletions';

@@ -1,8 +1,13 @@
-// Resumable uploads (tus 1.0.0; an extension): /v1/uploads and /v1/uploads/{id}. The tus handler
-// (http/tus.ts) keeps its own rules for methods (X-HTTP-Method-Override, Tus-Resumable on every
-// answer): every method of these paths but OPTIONS reaches it.
+// Resumable uploads (tus 1.0.0; an extension): /v1/uploads and /v1/uploads/{id}, one handler per
+// method (http/tus/handlers.ts). The headers each route documents are the schemas its handler
+// parses them with (http/tus/headers.ts). A path's `*` route takes the methods it does not list:
+// a POST with X-HTTP-Method-Override goes to that method's handler, anything else is tus's 405
+// (after the version check, with Tus-Resumable, as every tus answer).
 import { z } from 'zod';
 import { Id } from '../../schemas';
+import { methodOverride, AppendHeaders, CreationHeaders, UploadHeaders } from '../http/tus/headers';
+import { serveTus, tusHandlers } from '../http/tus/handlers';
+import { options as tusOptions } from '../http/tus/options';
 import { common, empty, error, notFound, ok, publicCommon, retryable, writes, type Responses } from './responses';
 import type { Api, Call, Route } from './route';
 
@@ -14,13 +19,6 @@ const length = schemaHeader('Upload-Length', 'The declared length', { type: 'int
 const expires = schemaHeader('Upload-Expires', 'While unfinished: when the upload expires (HTTP-date); UPLOAD_EXPIRY_HOURS after its last write');
 const applied = schemaHeader('Preference-Applied', 'return=representation when the body is the file', { type: 'string', const: 'return=representation' });
 
-const TusResumable = z.literal('1.0.0').meta({ description: 'The protocol version: 1.0.0 (another: 412 tus_version_unsupported)' });
-const Prefer = z.string().meta({
-  description:
-    'return=representation: the request that stores the last byte (or a repeat of it) answers with the file as its body (the File, as GET /v1/files/{id} answers it), so no GET is needed after it',
-  examples: ['return=representation'],
-});
-const Bytes = z.string().regex(/^\d+$/, 'must be a number of bytes');
 const tus = {
   ...common,
   '412': error('tus_version_unsupported: a Tus-Resumable this server does not speak (Tus-Version lists those it does)'),
@@ -31,7 +29,8 @@ const tusAnswers = (responses: Responses): Responses =>
   Object.fromEntries(Object.entries(responses).map(([status, r]) => [status, { ...r, headers: { ...tusResumable, ...(r.headers as object) } }]));
 
 const upload = { path: '/v1/uploads/{id}', tag: 'Uploads', extension: 'uploads', long: true, params: z.strictObject({ id: Id }) } as const;
-const handle = (api: Api, { request, user, params }: Call) => api.uploads.handle(request, user, params.id);
+/** The path's other methods: an overridden POST's handler, or 405. */
+const others = (api: Api, { request, user, params }: Call) => serveTus(api.uploads, request, user, params.id);
 const options: Omit<Route, 'path' | 'operationId'> = {
   method: 'OPTIONS',
   tag: 'Uploads',
@@ -48,7 +47,7 @@ const options: Omit<Route, 'path' | 'operationId'> = {
     }),
     ...publicCommon,
   },
-  handle: (api) => api.uploads.options(),
+  handle: (api) => tusOptions(api.config.maxUploadBytes),
 };
 
 export const uploadRoutes: Route[] = [
@@ -64,12 +63,7 @@ export const uploadRoutes: Route[] = [
     description:
       'Extension: starts a resumable upload (tus creation, creation-with-upload). Upload-Metadata carries filename, optional filetype, and exactly one of conversation_id / message_id (other keys are ignored); every check of POST /v1/files that needs no bytes is made before any byte is read. A body (Content-Type: application/offset+octet-stream) is the upload\'s first bytes.',
     idempotent: true,
-    headers: z.strictObject({
-      'Tus-Resumable': TusResumable.optional(),
-      'Upload-Length': Bytes.meta({ description: 'The whole upload\'s size in bytes (at most Tus-Max-Size)' }),
-      'Upload-Metadata': z.string().meta({ description: 'tus metadata: comma-separated "key base64(value)" pairs' }),
-      Prefer: Prefer.optional(),
-    }),
+    headers: CreationHeaders,
     body: { schema: null, media: ['application/offset+octet-stream'], required: false, name: '' },
     responses: tusAnswers({
       '201': ok(
@@ -86,9 +80,9 @@ export const uploadRoutes: Route[] = [
         `${(common['429'] as { description: string }).description}; or too_many_uploads: the user has MAX_OPEN_UPLOADS_PER_USER unfinished uploads (an abandoned one counts until it expires; Retry-After: until the first of them does) — finish or DELETE one`,
       ),
     }),
-    handle,
+    handle: (api, call) => (methodOverride(call.request) ? others(api, call) : tusHandlers.POST(api.uploads, call.request, call.user)),
   },
-  { method: '*', path: '/v1/uploads', operationId: '', summary: '', tag: 'Uploads', extension: 'uploads', long: true, responses: {}, handle },
+  { method: '*', path: '/v1/uploads', operationId: '', summary: '', tag: 'Uploads', extension: 'uploads', long: true, responses: {}, handle: others },
   { ...options, path: '/v1/uploads/{id}', operationId: 'uploadOptionsOfUpload', params: upload.params },
   {
     ...upload,
@@ -96,12 +90,12 @@ export const uploadRoutes: Route[] = [
     operationId: 'getUploadOffset',
     summary: 'Where an upload stands',
     description: 'Its offset and length. Another user\'s upload answers as a missing one. HEAD: no answer has a body.',
-    headers: z.strictObject({ 'Tus-Resumable': TusResumable.optional() }),
+    headers: UploadHeaders,
     responses: tusAnswers({
       '200': empty('Where it stands', { ...tusResumable, ...offset, ...length, ...expires, ...fileId }),
       ...Object.fromEntries(Object.entries({ ...tus, ...notFound('no such upload'), '410': error('upload_expired') }).map(([status, r]) => [status, { description: r.description, headers: r.headers }])),
     }),
-    handle,
+    handle: (api, { request, user, params }) => tusHandlers.HEAD(api.uploads, request, user, params.id ?? ''),
   },
   {
     ...upload,
@@ -110,11 +104,7 @@ export const uploadRoutes: Route[] = [
     summary: 'Append bytes to an upload',
     description:
       'Appends bytes at Upload-Offset. The request that stores the last byte creates the file exactly as POST /v1/files would, once, and answers with Upload-File-Id; a repeat of it answers the same. One PATCH at a time per upload.',
-    headers: z.strictObject({
-      'Tus-Resumable': TusResumable.optional(),
-      'Upload-Offset': Bytes.meta({ description: 'Where these bytes go: the upload\'s offset (HEAD tells it)' }),
-      Prefer: Prefer.optional(),
-    }),
+    headers: AppendHeaders,
     body: { schema: null, media: ['application/offset+octet-stream'], required: true, name: '' },
     responses: tusAnswers({
       '200': ok('Stored the last byte, asked with Prefer: return=representation: the file it became', 'File', { ...tusResumable, ...offset, ...length, ...fileId, ...applied }),
@@ -130,7 +120,7 @@ export const uploadRoutes: Route[] = [
       '413': error('file_too_large: the body goes past Upload-Length'),
       '415': error('unsupported_media_type: not application/offset+octet-stream'),
     }),
-    handle,
+    handle: (api, { request, user, params }) => tusHandlers.PATCH(api.uploads, request, user, params.id ?? ''),
   },
   {
     ...upload,
@@ -139,10 +129,10 @@ export const uploadRoutes: Route[] = [
     summary: 'End an upload',
     description: 'Ends the upload (tus termination) and removes its bytes; the file of a finished upload stays.',
     idempotent: true,
-    headers: z.strictObject({ 'Tus-Resumable': TusResumable.optional() }),
+    headers: UploadHeaders,
     responses: tusAnswers({ '204': empty('Ended'), ...tus, ...notFound('no such upload'), ...writes }),
-    handle,
+    handle: (api, { request, user, params }) => tusHandlers.DELETE(api.uploads, request, user, params.id ?? ''),
   },
-  { ...upload, method: '*', operationId: '', summary: '', responses: {}, handle },
+  { ...upload, method: '*', operationId: '', summary: '', responses: {}, handle: others },
 ];
 

@@ -150,6 +150,36 @@ export interface SignInRow {
   token_id: string | null;
 }
 
+/**
+ * A resumable upload (migration 0004_uploads; lib/api/storage/uploads.ts, lib/api/http/tus/). Its
+ * state lives here, not in a process, so any instance on the database continues it.
+ */
+export interface UploadRow {
+  id: string;
+  user_id: string;
+  conversation_id: string | null;
+  message_id: string | null;
+  filename: string;
+  file_type: string | null;
+  upload_length: number;
+  upload_offset: number;
+  /** The file it became, once finished. */
+  file_id: string | null;
+  /** The lease of the PATCH writing to it (one at a time), and when that lapses (ms since epoch). */
+  writer: string | null;
+  writer_until: number | null;
+  created_at: number;
+  expires_at: number;
+}
+
+/** The bytes one PATCH stored: one blob (its row deleted queues the blob for removal, by trigger). */
+export interface UploadChunkRow {
+  upload_id: string;
+  upload_offset: number;
+  size: number;
+  storage_key: string;
+}
+
 export interface SettingRow {
   key: string;
   value: string;
@@ -167,6 +197,8 @@ export interface Tables {
   blob_deletions: BlobDeletionRow;
   events: EventRow;
   audit: AuditTableRow;
+  uploads: UploadRow;
+  upload_chunks: UploadChunkRow;
 }
 
 export type Db = Kysely<Tables>;

@@ -149,7 +149,7 @@ export function migrations(dialect: DialectName): Record<string, Migration> {
       },
     },
 
-    // Resumable uploads (tus, /v1/uploads: lib/api/http/tus.ts). The upload's owner, target, name,
+    // Resumable uploads (tus, /v1/uploads: lib/api/http/tus/). The upload's owner, target, name,
     // length, offset, expiry and (once finished) its file live here, not in a process, so that any
     // instance on the same database and store continues an upload another one started. `writer` /
     // `writer_until` are a lease on the upload's next offset (one PATCH at a time). Each PATCH's
