@@ -162,9 +162,11 @@ describe('FHIR summaries', () => {
     expect(fact(med!, 'Dosage')).toBe('1 capsule three times a day for 7 days');
     expect(fact(med!, 'Patient')).toBe('Mrs Anna Marie Smith');
     expect(allergy!.tables[0]!.rows).toEqual([['Hives', 'moderate', '']]);
-    expect(fact(allergy!, 'Criticality')).toBe('high');
+    expect(fact(allergy!, 'Criticality')).toBe('');
     expect(flagOf(allergy!, 'Criticality')).toMatchObject({ level: 'critical', label: 'High criticality', symbol: '!!' });
     expect(fact(condition!, 'Onset')).toBe('2015-06-01');
+    // Each summary's title once: no fact repeats it.
+    for (const e of s.entries!) expect(e.facts.map((f) => f.value), e.title).not.toContain(e.title);
     expect(fact(encounter!, 'When')).toBeTruthy();
     expect(doc!.tables[0]!.rows).toEqual([['summary.pdf', 'application/pdf', '', 'Binary/1']]);
     // No summary of its own: its fields are offered instead.
@@ -177,6 +179,7 @@ describe('FHIR summaries', () => {
     expect(summarise({ ...penicillin, clinicalStatus: { coding: [{ code: 'resolved' }] } }).flag).toBeNull();
     expect(summarise({ ...penicillin, verificationStatus: { coding: [{ code: 'refuted' }] } }).flag).toBeNull();
     expect(summarise({ ...penicillin, criticality: 'low' }).flag).toBeNull();
+    expect(fact(summarise({ ...penicillin, criticality: 'low' }), 'Criticality')).toBe('low');
   });
 
   it('a Bundle keeps the file’s order when nothing needs attention', () => {

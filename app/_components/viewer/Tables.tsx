@@ -15,7 +15,7 @@ export function Facts({ facts, label }: { facts: Fact[]; label?: string }) {
             {f.flag && flagClass(f.flag) ? <strong>{f.value}</strong> : f.value}
             {f.flag && (
               <>
-                {' '}
+                {f.value && ' '}
                 <FlagBadge flag={f.flag} />
               </>
             )}

@@ -94,7 +94,7 @@ const references = (v: unknown, resolve?: Resolver) => list(v).map((r) => refere
 export type Resolver = (ref: string) => Json | undefined;
 
 function facts(...pairs: Array<[string, string] | [string, string, ResultFlag | null]>): Fact[] {
-  return pairs.filter(([, value]) => value !== '').map(([label, value, flag]) => (flag ? { label, value, flag } : { label, value }));
+  return pairs.filter(([, value, flag]) => value !== '' || flag).map(([label, value, flag]) => (flag ? { label, value, flag } : { label, value }));
 }
 
 const isNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
@@ -304,7 +304,8 @@ function allergy(a: Json, resolve?: Resolver): Summary {
     title: concept(a.code) || 'Allergy or intolerance',
     flag,
     facts: facts(
-      ['Criticality', str(a.criticality), flag],
+      // Flagged, the flag's words say it ("High criticality"), not "high" beside them.
+      ['Criticality', flag ? '' : str(a.criticality), flag],
       ['Clinical status', concept(a.clinicalStatus)],
       ['Verification', concept(a.verificationStatus)],
       ['Type', str(a.type)],
@@ -445,7 +446,9 @@ export function summarise(resource: Json, outer?: Resolver): Summary {
   const summary = SUMMARIES[type];
   if (summary) {
     try {
-      return summary(resource, resolve);
+      const s = summary(resource, resolve);
+      // The title is said once: a fact that only repeats it (a condition's "Condition") is left out.
+      return { ...s, facts: s.facts.filter((f) => f.value !== s.title || f.flag) };
     } catch {
       // A shape no formatter expected: the field tree still shows everything.
     }
