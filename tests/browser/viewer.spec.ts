@@ -1,6 +1,6 @@
 // The in-app file viewer (issue 20) at 390×844: each kind of file opens in a screen of the app
 // (its own URL, a back button, no new tab) and reads as a clinician reads it — an Observation's
-// test, value and unit; an HL7 lab message's results table; a PDF's page drawn by pdf.js (under
+// test, value and unit; an HL7 lab message's results (cards on a phone, a table on a wide screen); a PDF's page drawn by pdf.js (under
 // the app's real CSP); a CSV as a table; an image; a malformed FHIR file's plain message. A queued
 // upload opens from its bytes, a file opened once opens with no network, and axe finds nothing.
 import zlib from 'node:zlib';
@@ -115,23 +115,29 @@ test('each kind of file opens in the app and reads as a clinician reads it', asy
   await expect(summary.getByRole('heading', { name: /Potassium/ })).toBeVisible();
   await expect(summary.getByRole('definition').filter({ hasText: '5.9 mmol/L' })).toBeVisible();
   await expect(summary).toContainText('Reference range3.5 - 5.1 mmol/L');
-  await expect(summary).toContainText('InterpretationHigh');
+  await expect(summary.getByRole('definition').filter({ hasText: '5.9 mmol/L' })).toHaveText('5.9 mmol/L ↑ High');
   await screenshot(page, info, 'viewer-fhir');
   await page.getByRole('button', { name: 'Raw JSON' }).click();
   await expect(page.getByLabel('Contents of potassium.json')).toContainText('"valueQuantity"');
   await back(page, contact);
 
-  // HL7 v2: header, patient, and the results table.
+  // HL7 v2: header, patient, and the results (clinical-results.spec.ts reads them closely).
   await openFile(page, 'cbc.hl7');
   await expect(page.getByRole('heading', { name: /ORU\^R01 from ST MARY HOSPITAL/ })).toBeVisible();
   await expect(page.getByRole('region', { name: 'Patient' })).toContainText('JANE DOE');
   // Uploaded as text/plain: the header names what the content is.
   await expect(page.locator('.viewer > .viewer-meta')).toHaveText(/^HL7 v2 · /);
-  const results = page.getByRole('table', { name: 'Results' });
-  await expect(results.getByRole('columnheader')).toHaveText(['Test', 'Value', 'Unit', 'Flag', 'Reference range', 'Status']);
-  await expect(results.getByRole('row').nth(1).getByRole('cell')).toHaveText(['Hemoglobin (718-7)', '10.2', 'g/dL', 'Low', '12.0-15.5', 'Final']);
-  await expect(results.getByRole('row').nth(2).getByRole('cell')).toHaveText(['WBC (6690-2)', '11.8', '10*3/uL', 'High', '4.5-11.0', 'Final']);
-  await expect(results.getByRole('row').nth(3).getByRole('cell').nth(1)).toHaveText('Lipaemic A|B');
+  if (info.project.name === 'phone') {
+    const cards = page.getByRole('list', { name: 'Results' }).getByRole('listitem');
+    await expect(cards.locator('.result-test')).toHaveText(['Hemoglobin (718-7)', 'WBC (6690-2)', 'Comment (NOTE)']);
+    await expect(cards.locator('.result-value')).toHaveText(['10.2 g/dL ↓ Low', '11.8 10*3/uL ↑ High', 'Lipaemic A|B Normal']);
+  } else {
+    const results = page.getByRole('table', { name: 'Results' });
+    await expect(results.getByRole('columnheader')).toHaveText(['Test', 'Value', 'Unit', 'Flag', 'Reference range', 'Status']);
+    await expect(results.getByRole('row').nth(1).getByRole('cell')).toHaveText(['Hemoglobin (718-7)', '10.2', 'g/dL', '↓ Low', '12.0-15.5', 'Final']);
+    await expect(results.getByRole('row').nth(2).getByRole('cell')).toHaveText(['WBC (6690-2)', '11.8', '10*3/uL', '↑ High', '4.5-11.0', 'Final']);
+    await expect(results.getByRole('row').nth(3).getByRole('cell').nth(1)).toHaveText('Lipaemic A|B');
+  }
   await screenshot(page, info, 'viewer-hl7');
   await back(page, contact);
 
@@ -206,16 +212,16 @@ test('a file opened once opens again in the viewer with no network', async ({ pa
   await waitForServiceWorker(page);
   await openConversation(page, contact);
   await openFile(page, 'cbc.hl7');
-  await expect(page.getByRole('table', { name: 'Results' })).toContainText('Hemoglobin');
+  await expect(page.getByLabel('Results')).toContainText('Hemoglobin');
   await back(page, contact);
   await expect.poll(() => page.evaluate(async () => (await (await caches.open('parley-files')).keys()).some((r) => r.url.includes('cbc.hl7')))).toBe(true);
 
   await cutNetwork(context);
   await openFile(page, 'cbc.hl7');
-  await expect(page.getByRole('table', { name: 'Results' })).toContainText('Hemoglobin');
+  await expect(page.getByLabel('Results')).toContainText('Hemoglobin');
   // Reloaded offline, straight onto the viewer's URL.
   await page.reload();
-  await expect(page.getByRole('table', { name: 'Results' })).toContainText('Hemoglobin');
+  await expect(page.getByLabel('Results')).toContainText('Hemoglobin');
   await back(page, contact);
   // One never opened says why it cannot be shown.
   await openFile(page, 'sodium.csv');

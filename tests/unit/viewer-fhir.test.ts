@@ -4,6 +4,7 @@ import { parseJson } from '../../lib/view/viewer/text';
 import { treeOf } from '../../lib/view/viewer/tree';
 
 const fact = (s: Summary, label: string) => s.facts.find((f) => f.label === label)?.value;
+const flagOf = (s: Summary, label: string) => s.facts.find((f) => f.label === label)?.flag;
 
 const potassium = {
   resourceType: 'Observation',
@@ -54,14 +55,48 @@ const bundle = {
 };
 
 describe('FHIR summaries', () => {
-  it('an Observation: test, value with unit, reference range, interpretation', () => {
+  it('an Observation: test, value with unit and its flag, reference range, when collected', () => {
     const s = summarise(potassium);
     expect(s.title).toBe('Potassium');
+    // The title names the test: not again as a fact.
+    expect(s.facts.map((f) => f.label)).not.toContain('Test');
     expect(fact(s, 'Value')).toBe('5.9 mmol/L');
+    expect(flagOf(s, 'Value')).toEqual({ level: 'abnormal', direction: 'high', label: 'High', symbol: '↑' });
+    expect(s.flag).toEqual(flagOf(s, 'Value'));
     expect(fact(s, 'Reference range')).toBe('3.5 - 5.1 mmol/L');
-    expect(fact(s, 'Interpretation')).toBe('High');
+    // Its words are the flag's: not said twice.
+    expect(fact(s, 'Interpretation')).toBeUndefined();
     expect(fact(s, 'Status')).toBe('final');
     expect(fact(s, 'Patient')).toBe('Patient/p1');
+    // A lab result's effective time is when the sample was collected.
+    expect(fact(s, 'Collected')).toBeTruthy();
+    expect(fact(s, 'When')).toBeUndefined();
+  });
+
+  it('an Observation flag: the interpretation code (critical), else the value against its range', () => {
+    const critical = summarise({ ...potassium, valueQuantity: { value: 6.9, unit: 'mmol/L' }, interpretation: [{ coding: [{ system: 'http://terminology.hl7.org/CodeSystem/v3-ObservationInterpretation', code: 'HH' }] }] });
+    expect(critical.flag).toMatchObject({ level: 'critical', direction: 'high', label: 'Critically high', symbol: '↑↑' });
+    const low = summarise({ ...potassium, valueQuantity: { value: 3.1, unit: 'mmol/L' }, interpretation: undefined });
+    expect(low.flag).toMatchObject({ level: 'abnormal', direction: 'low', label: 'Below range' });
+    const inRange = summarise({ ...potassium, valueQuantity: { value: 4.0, unit: 'mmol/L' }, interpretation: undefined });
+    expect(inRange.flag).toMatchObject({ level: 'normal' });
+    // A range in another unit, or a value with a comparator, is not read against.
+    expect(summarise({ ...potassium, valueQuantity: { value: 9, unit: 'mg/dL' }, interpretation: undefined }).flag).toBeNull();
+    expect(summarise({ ...potassium, valueQuantity: { value: 9, comparator: '>', unit: 'mmol/L' }, interpretation: undefined }).flag).toBeNull();
+    // The interpretation's text alone, and words that are not a code (kept as they are).
+    expect(summarise({ ...potassium, interpretation: [{ text: 'Low' }] }).flag).toMatchObject({ direction: 'low' });
+    const odd = summarise({ ...potassium, interpretation: [{ text: 'Haemolysed sample' }] });
+    expect(odd.flag).toMatchObject({ level: 'abnormal', label: 'Above range' });
+    expect(fact(odd, 'Interpretation')).toBe('Haemolysed sample');
+    const oddInRange = summarise({ ...potassium, valueQuantity: { value: 4, unit: 'mmol/L' }, interpretation: [{ text: 'Haemolysed sample' }] });
+    expect(oddInRange.flag).toMatchObject({ level: 'other', label: 'Haemolysed sample' });
+    const oddAlone = summarise({ ...potassium, referenceRange: undefined, interpretation: [{ text: 'Haemolysed sample' }] });
+    expect(oddAlone.flag).toMatchObject({ level: 'other', label: 'Haemolysed sample' });
+    // Said once: as the interpretation, not also beside the value.
+    expect(flagOf(oddAlone, 'Value')).toBeUndefined();
+    expect(fact(oddAlone, 'Interpretation')).toBe('Haemolysed sample');
+    // Entered in error: nothing stands out.
+    expect(summarise({ ...potassium, status: 'entered-in-error' }).flag).toBeNull();
   });
 
   it('an Observation with components (blood pressure)', () => {
@@ -77,6 +112,17 @@ describe('FHIR summaries', () => {
       ['Systolic', '142 mmHg', '', ''],
       ['Diastolic', '91 mmHg', '', ''],
     ]);
+    expect(s.tables[0]!.flags).toBeUndefined();
+    const high = summarise({
+      resourceType: 'Observation',
+      code: { text: 'Blood pressure' },
+      component: [
+        { code: { text: 'Systolic' }, valueQuantity: { value: 182, unit: 'mmHg' }, interpretation: [{ coding: [{ code: 'H' }] }] },
+        { code: { text: 'Diastolic' }, valueQuantity: { value: 91, unit: 'mmHg' } },
+      ],
+    });
+    expect(high.tables[0]).toMatchObject({ flagColumn: 'Interpretation', flags: [{ label: 'High' }, null] });
+    expect(high.flag).toMatchObject({ label: 'High' });
   });
 
   it('a Patient: name, birth date, identifiers, address', () => {
@@ -87,36 +133,59 @@ describe('FHIR summaries', () => {
     expect(s.tables[0]!.rows).toEqual([['https://fhir.nhs.uk/Id/nhs-number', '9000000009']]);
   });
 
-  it('a Bundle: every entry summarised, references resolved within the bundle', () => {
+  it('a Bundle: every entry summarised, what needs attention first, references resolved within the bundle', () => {
     const s = summarise(bundle);
     expect(s.title).toBe('collection of 9 entries');
-    expect(s.entries!.map((e) => [e.resourceType, e.title])).toEqual([
-      ['Patient', 'Mrs Anna Marie Smith'],
-      ['Observation', 'Potassium'],
-      ['DiagnosticReport', 'Renal panel'],
-      ['MedicationRequest', 'Amoxicillin 500 mg capsule'],
-      ['AllergyIntolerance', 'Penicillin'],
-      ['Condition', 'Type 2 diabetes mellitus'],
-      ['Encounter', 'ambulatory'],
-      ['DocumentReference', 'Discharge summary'],
-      ['Practitioner', 'Practitioner/dr'],
+    // The critical allergy, then the abnormal results (in the file's order), then the rest as they were.
+    expect(s.entries!.map((e) => [e.resourceType, e.title, e.flag?.label ?? null])).toEqual([
+      ['AllergyIntolerance', 'Penicillin', 'High criticality'],
+      ['Observation', 'Potassium', 'High'],
+      ['DiagnosticReport', 'Renal panel', 'High'],
+      ['Patient', 'Mrs Anna Marie Smith', null],
+      ['MedicationRequest', 'Amoxicillin 500 mg capsule', null],
+      ['Condition', 'Type 2 diabetes mellitus', null],
+      ['Encounter', 'ambulatory', null],
+      ['DocumentReference', 'Discharge summary', null],
+      ['Practitioner', 'Practitioner/dr', null],
     ]);
-    const [, observation, report, med, allergy, condition, encounter, doc, other] = s.entries!;
+    // Who it is about, above the entries.
+    expect(fact(s, 'Patient')).toBe('Mrs Anna Marie Smith');
+    expect(fact(s, 'Needs attention')).toBe('3 entries (listed first)');
+    const [allergy, observation, report, , med, condition, encounter, doc, other] = s.entries!;
     expect(fact(observation!, 'Patient')).toBe('Mrs Anna Marie Smith');
     expect(report!.tables[0]!.rows).toEqual([
       ['Potassium', '5.9 mmol/L', '3.5 - 5.1 mmol/L', 'High'],
       ['Sodium', '', '', ''],
     ]);
+    expect(report!.tables[0]!.flags).toEqual([observation!.flag, null]);
     expect(fact(report!, 'Conclusion')).toBe('Hyperkalaemia');
     expect(fact(med!, 'Dosage')).toBe('1 capsule three times a day for 7 days');
     expect(fact(med!, 'Patient')).toBe('Mrs Anna Marie Smith');
     expect(allergy!.tables[0]!.rows).toEqual([['Hives', 'moderate', '']]);
-    expect(fact(allergy!, 'Criticality')).toBe('high');
+    expect(fact(allergy!, 'Criticality')).toBe('');
+    expect(flagOf(allergy!, 'Criticality')).toMatchObject({ level: 'critical', label: 'High criticality', symbol: '!!' });
     expect(fact(condition!, 'Onset')).toBe('2015-06-01');
+    // Each summary's title once: no fact repeats it.
+    for (const e of s.entries!) expect(e.facts.map((f) => f.value), e.title).not.toContain(e.title);
     expect(fact(encounter!, 'When')).toBeTruthy();
     expect(doc!.tables[0]!.rows).toEqual([['summary.pdf', 'application/pdf', '', 'Binary/1']]);
     // No summary of its own: its fields are offered instead.
     expect(other!.raw).toMatchObject({ resourceType: 'Practitioner' });
+  });
+
+  it('an allergy no longer active, refuted or of low criticality does not stand out', () => {
+    const penicillin = { resourceType: 'AllergyIntolerance', code: { text: 'Penicillin' }, criticality: 'high' };
+    expect(summarise(penicillin).flag).toMatchObject({ level: 'critical' });
+    expect(summarise({ ...penicillin, clinicalStatus: { coding: [{ code: 'resolved' }] } }).flag).toBeNull();
+    expect(summarise({ ...penicillin, verificationStatus: { coding: [{ code: 'refuted' }] } }).flag).toBeNull();
+    expect(summarise({ ...penicillin, criticality: 'low' }).flag).toBeNull();
+    expect(fact(summarise({ ...penicillin, criticality: 'low' }), 'Criticality')).toBe('low');
+  });
+
+  it('a Bundle keeps the file’s order when nothing needs attention', () => {
+    const calm = summarise({ resourceType: 'Bundle', type: 'collection', entry: [{ resource: patient }, { resource: { ...potassium, valueQuantity: { value: 4, unit: 'mmol/L' }, interpretation: [{ coding: [{ code: 'N' }] }] } }, { resource: { resourceType: 'Condition', code: { text: 'Asthma' } } }] });
+    expect(calm.entries!.map((e) => e.resourceType)).toEqual(['Patient', 'Observation', 'Condition']);
+    expect(fact(calm, 'Needs attention')).toBeUndefined();
   });
 
   it('a resource of unexpected shape never throws', () => {

@@ -1,10 +1,12 @@
 'use client';
-// An HL7 v2 message: header, patient, results table, other segments with field names; the raw
-// message one tap away. The reading is lib/view/viewer/hl7.ts.
+// An HL7 v2 message: header with when the sample was collected, patient, results (cards on a
+// phone, a table on a wide screen) with how many are abnormal, other segments with field names;
+// the raw message one tap away. The reading is lib/view/viewer/hl7.ts.
 import { useMemo, useState } from 'react';
-import { readHl7 } from '@/lib/view/viewer/hl7';
+import { readHl7, resultsSummary } from '@/lib/view/viewer/hl7';
+import { Hl7Results } from './Hl7Results';
 import { Problem, RawText, RawToggle } from './Raw';
-import { DataTable, Facts } from './Tables';
+import { Facts } from './Tables';
 
 export function Hl7View({ text, name }: { text: string; name: string }) {
   const [raw, setRaw] = useState(false);
@@ -27,7 +29,13 @@ export function Hl7View({ text, name }: { text: string; name: string }) {
                 <span className="kind">HL7 {header.version}</span> {header.messageType || 'Message'}
                 {header.sendingFacility && ` from ${header.sendingFacility}`}
               </h2>
-              {header.time && <p className="viewer-meta">Sent {header.time}</p>}
+              <p className="viewer-meta">
+                {/* When the sample was taken is what a result is read against; when it was sent, second. */}
+                {view.collected.length === 1 && <>Collected {view.collected[0]}</>}
+                {view.collected.length > 1 && <>Collected at {view.collected.length} times (with each result)</>}
+                {view.collected.length > 0 && header.time && ' · '}
+                {header.time && <>Sent {header.time}</>}
+              </p>
             </section>
           )}
           {patient && (
@@ -44,16 +52,16 @@ export function Hl7View({ text, name }: { text: string; name: string }) {
               />
             </section>
           )}
-          {view.orders.length > 0 && <p className="orders">Ordered: {view.orders.join('; ')}</p>}
+          {view.orders.length > 0 && (
+            <p className="orders">
+              Ordered: {view.orders.map((o) => (view.collected.length > 1 && o.collected ? `${o.test} (collected ${o.collected})` : o.test)).join('; ')}
+            </p>
+          )}
           {view.results.length > 0 && (
-            <DataTable
-              table={{
-                caption: 'Results',
-                // The flag next to the value: on a phone the table scrolls, and it must not be off screen.
-                columns: ['Test', 'Value', 'Unit', 'Flag', 'Reference range', 'Status'],
-                rows: view.results.map((r) => [r.notes.length ? `${r.test} — ${r.notes.join(' ')}` : r.test, r.value, r.unit, r.flag, r.range, r.status]),
-              }}
-            />
+            <>
+              <p className={view.critical > 0 ? 'results-summary critical' : 'results-summary'}>{resultsSummary(view)}</p>
+              <Hl7Results results={view.results} eachCollected={view.collected.length > 1} />
+            </>
           )}
           {header && (
             <details className="message-details">

@@ -1,10 +1,12 @@
 'use client';
 // JSON files: a FHIR resource as its summary (lib/view/viewer/fhir.ts), any other JSON as a field
-// tree; raw JSON one tap away; invalid JSON says where it breaks and shows the text.
+// tree; raw JSON one tap away; invalid JSON says where it breaks and shows the text. A Bundle's
+// entries are in order of what needs attention (lib), each titled once: by the line that opens it.
 import { useMemo, useState } from 'react';
 import { isResource, summarise, type Summary } from '@/lib/view/viewer/fhir';
 import { parseJson } from '@/lib/view/viewer/text';
 import { treeOf, type TreeNode } from '@/lib/view/viewer/tree';
+import { FlagBadge, flagClass } from './FlagBadge';
 import { Problem, RawText, RawToggle } from './Raw';
 import { DataTable, Facts } from './Tables';
 
@@ -46,13 +48,15 @@ export function JsonView({ text, name, complete }: { text: string; name: string;
   );
 }
 
+/** A resource's summary; an entry of a Bundle (level 3) is titled by its entry's line, not again here. */
 function FhirSummary({ summary, level }: { summary: Summary; level: 2 | 3 }) {
-  const Heading = level === 2 ? 'h2' : 'h3';
   return (
     <section className="fhir-summary" aria-label={`${summary.resourceType}: ${summary.title}`}>
-      <Heading className="resource-title">
-        <span className="kind">{summary.resourceType}</span> {summary.title}
-      </Heading>
+      {level === 2 && (
+        <h2 className="resource-title">
+          <span className="kind">{summary.resourceType}</span> {summary.title}
+        </h2>
+      )}
       <Facts facts={summary.facts} />
       {summary.tables.map((t) => (
         <DataTable key={t.caption} table={t} />
@@ -69,6 +73,12 @@ function FhirSummary({ summary, level }: { summary: Summary; level: 2 | 3 }) {
               <details open={i < 20}>
                 <summary>
                   <span className="kind">{entry.resourceType}</span> {entry.title}
+                  {entry.flag && flagClass(entry.flag) && (
+                    <>
+                      {' '}
+                      <FlagBadge flag={entry.flag} />
+                    </>
+                  )}
                 </summary>
                 <FhirSummary summary={entry} level={3} />
               </details>

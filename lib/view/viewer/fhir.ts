@@ -2,7 +2,9 @@
 // common clinical resources; null for any other, which the viewer shows as a field tree. Values
 // are formatted by @medplum/core (names, codes, quantities, ranges, periods, addresses), the same
 // rules its React components use. Resources are plain JSON here (untrusted file content): every
-// access is guarded, and nothing is ever rendered as markup.
+// access is guarded, and nothing is ever rendered as markup. What must stand out carries a flag
+// (lib/view/viewer/flags.ts): an abnormal value, a report with one, a high-criticality allergy; a
+// Bundle lists those entries first.
 import {
   formatAddress,
   formatCodeableConcept,
@@ -13,16 +15,22 @@ import {
   formatQuantity,
   formatRange,
 } from '@medplum/core';
+import { combine, flagOfCode, flagOfRange, HIGH_CRITICALITY, rankOf, worst, type Bounds, type ResultFlag } from './flags';
 
 export interface Fact {
   label: string;
   value: string;
+  /** Shown beside the value: it is abnormal, or critical. */
+  flag?: ResultFlag | null;
 }
 
 export interface Table {
   caption: string;
   columns: string[];
   rows: string[][];
+  /** Each row's flag, shown in the column named `flagColumn` in place of its text. */
+  flags?: Array<ResultFlag | null>;
+  flagColumn?: string;
 }
 
 export interface Summary {
@@ -35,6 +43,8 @@ export interface Summary {
   entries?: Summary[];
   /** The entry has no summary of its own: the viewer offers its fields instead. */
   raw?: unknown;
+  /** What makes it stand out: an abnormal result (the worst, for a report), a critical allergy. */
+  flag?: ResultFlag | null;
 }
 
 type Json = Record<string, any>;
@@ -83,8 +93,58 @@ const references = (v: unknown, resolve?: Resolver) => list(v).map((r) => refere
 /** Finds a resource a reference points at: contained (#id) or in the same Bundle. */
 export type Resolver = (ref: string) => Json | undefined;
 
-function facts(...pairs: Array<[string, string]>): Fact[] {
-  return pairs.filter(([, value]) => value !== '').map(([label, value]) => ({ label, value }));
+function facts(...pairs: Array<[string, string] | [string, string, ResultFlag | null]>): Fact[] {
+  return pairs.filter(([, value, flag]) => value !== '' || flag).map(([label, value, flag]) => (flag ? { label, value, flag } : { label, value }));
+}
+
+const isNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
+
+/** One interpretation concept: the first of its codings (or its text) that is a known code, else its words. */
+function interpretationFlag(c: Json): ResultFlag | null {
+  const candidates = [...list(c.coding).map((coding) => flagOfCode(str(coding.code), str(coding.display))), flagOfCode('', str(c.text))];
+  return candidates.find((f) => f && f.level !== 'other') ?? (concept(c) ? flagOfCode('', concept(c)) : null);
+}
+
+/** The normal range for a quantity: a range of no type or type "normal", in the value's unit. */
+function boundsOf(ranges: unknown, quantity: Json): Bounds | null {
+  const unitOf = (q: unknown) => (isObject(q) ? str(q.code) || str(q.unit) : '');
+  for (const r of list(ranges)) {
+    const type = concept(r.type).toLowerCase();
+    if (type && type !== 'normal' && type !== 'normal range') continue;
+    const low = isObject(r.low) && isNumber(r.low.value) ? r.low.value : undefined;
+    const high = isObject(r.high) && isNumber(r.high.value) ? r.high.value : undefined;
+    if (low === undefined && high === undefined) continue;
+    const unit = unitOf(quantity);
+    const rangeUnit = unitOf(r.low) || unitOf(r.high);
+    if (unit && rangeUnit && unit !== rangeUnit) continue;
+    return { low, high };
+  }
+  return null;
+}
+
+/**
+ * An Observation's (or a component's) flag: its interpretation, else its quantity against its
+ * reference range; none for one entered in error or cancelled, which must not stand out.
+ */
+function observationFlag(o: Json, status = str(o.status)): ResultFlag | null {
+  if (status === 'entered-in-error' || status === 'cancelled') return null;
+  const coded = combine(list(o.interpretation).map(interpretationFlag));
+  if (coded && coded.level !== 'other') return coded;
+  // Words no code matched ("Haemolysed sample") do not hide a value outside its range.
+  const q = o.valueQuantity;
+  const ranged = isObject(q) && isNumber(q.value) && !q.comparator ? flagOfRange(q.value, boundsOf(o.referenceRange, q)) : null;
+  return ranged?.level === 'abnormal' ? ranged : (coded ?? ranged);
+}
+
+/** The interpretation in words, unless the flag beside the value already says just that. */
+function interpretationText(o: Json, flag: ResultFlag | null): string {
+  const text = concepts(o.interpretation);
+  return flag && text.toLowerCase() === flag.label.toLowerCase() ? '' : text;
+}
+
+/** Lab results are about a sample: their effective time is when it was collected. */
+function isLab(r: Json): boolean {
+  return list(r.category).some((c) => list(c.coding).some((coding) => ['laboratory', 'LAB'].includes(str(coding.code)))) || isObject(r.specimen);
 }
 
 function referenceRange(ranges: unknown): string {
@@ -129,51 +189,69 @@ function tableOf(caption: string, columns: string[], rows: string[][]): Table[] 
 
 function observation(o: Json, resolve?: Resolver): Summary {
   const components = list(o.component);
+  const own = observationFlag(o);
+  // Beside the value: a flag this reader understood; words it did not stay the interpretation.
+  const beside = own && own.level !== 'other' ? own : null;
+  const componentFlags = components.map((c) => observationFlag(c, str(o.status)));
+  // The test is the title: not repeated as a fact.
   return {
     resourceType: 'Observation',
     title: concept(o.code) || 'Observation',
+    flag: own ?? worst(componentFlags),
     facts: facts(
-      ['Test', concept(o.code)],
-      ['Value', components.length > 0 && !o.value ? '' : observationValue(o)],
+      ['Value', components.length > 0 && !o.value ? '' : observationValue(o), beside],
       ['Reference range', referenceRange(o.referenceRange)],
-      ['Interpretation', concepts(o.interpretation)],
+      ['Interpretation', interpretationText(o, beside)],
       ['Status', str(o.status)],
-      ['When', choice(o, 'effective') || when(o.issued)],
+      // For a lab result, when the sample was taken (effective[x]), not only when it was reported.
+      [isLab(o) ? 'Collected' : 'When', choice(o, 'effective')],
+      ['Reported', when(o.issued)],
       ['Patient', reference(o.subject, resolve)],
       ['Performer', references(o.performer, resolve)],
       ['Category', concepts(o.category)],
       ['Note', list(o.note).map((n) => str(n.text)).filter(Boolean).join(' ')],
     ),
-    tables: tableOf(
+    tables: flaggedTable(
       'Components',
       ['Test', 'Value', 'Reference range', 'Interpretation'],
       components.map((c) => [concept(c.code), observationValue(c), referenceRange(c.referenceRange), concepts(c.interpretation)]),
+      componentFlags,
     ),
   };
 }
 
+/** A table whose rows have flags, shown in its Interpretation column; a plain table when none has. */
+function flaggedTable(caption: string, columns: string[], rows: string[][], flags: Array<ResultFlag | null>): Table[] {
+  if (rows.length === 0) return [];
+  return flags.some(Boolean) ? [{ caption, columns, rows, flags, flagColumn: 'Interpretation' }] : [{ caption, columns, rows }];
+}
+
 function diagnosticReport(d: Json, resolve?: Resolver): Summary {
+  const flags: Array<ResultFlag | null> = [];
   const results = list(d.result).map((ref) => {
     const target = resolve?.(str(ref.reference));
     if (target && target.resourceType === 'Observation') {
+      flags.push(observationFlag(target));
       return [concept(target.code) || reference(ref), observationValue(target), referenceRange(target.referenceRange), concepts(target.interpretation)];
     }
+    flags.push(null);
     return [reference(ref), '', '', ''];
   });
+  // The report is the title: not repeated as a fact.
   return {
     resourceType: 'DiagnosticReport',
     title: concept(d.code) || 'Diagnostic report',
+    flag: worst(flags),
     facts: facts(
-      ['Report', concept(d.code)],
       ['Status', str(d.status)],
       ['Patient', reference(d.subject, resolve)],
-      ['When', choice(d, 'effective')],
-      ['Issued', when(d.issued)],
+      [isLab(d) ? 'Collected' : 'When', choice(d, 'effective')],
+      ['Reported', when(d.issued)],
       ['Performer', references(d.performer, resolve)],
       ['Conclusion', str(d.conclusion)],
       ['Category', concepts(d.category)],
     ),
-    tables: tableOf('Results', ['Test', 'Value', 'Reference range', 'Interpretation'], results),
+    tables: flaggedTable('Results', ['Test', 'Value', 'Reference range', 'Interpretation'], results, flags),
   };
 }
 
@@ -211,17 +289,27 @@ function medication(m: Json, resolve?: Resolver): Summary {
   };
 }
 
+/** High criticality stands out while the allergy holds: not once resolved, refuted or entered in error. */
+function allergyFlag(a: Json): ResultFlag | null {
+  const withdrawn = ['inactive', 'resolved', 'refuted', 'entered-in-error'];
+  const codes = [...list(a.clinicalStatus?.coding), ...list(a.verificationStatus?.coding)].map((c) => str(c.code));
+  return str(a.criticality) === 'high' && !codes.some((c) => withdrawn.includes(c)) ? HIGH_CRITICALITY : null;
+}
+
 function allergy(a: Json, resolve?: Resolver): Summary {
+  const flag = allergyFlag(a);
+  // The substance is the title: not repeated as a fact.
   return {
     resourceType: 'AllergyIntolerance',
     title: concept(a.code) || 'Allergy or intolerance',
+    flag,
     facts: facts(
-      ['Substance', concept(a.code)],
+      // Flagged, the flag's words say it ("High criticality"), not "high" beside them.
+      ['Criticality', flag ? '' : str(a.criticality), flag],
       ['Clinical status', concept(a.clinicalStatus)],
       ['Verification', concept(a.verificationStatus)],
       ['Type', str(a.type)],
       ['Category', Array.isArray(a.category) ? a.category.map(str).join(', ') : ''],
-      ['Criticality', str(a.criticality)],
       ['Onset', choice(a, 'onset')],
       ['Recorded', when(a.recordedDate)],
       ['Patient', reference(a.patient, resolve)],
@@ -316,6 +404,9 @@ function titleOf(r: Json, resolve?: Resolver): string {
 
 export const MAX_ENTRIES = 500;
 
+/** How far up a Bundle an entry goes: critical 3, abnormal 2; unclassified and normal stay in place. */
+const urgency = (s: Summary) => (rankOf(s.flag) >= 2 ? rankOf(s.flag) : 0);
+
 function bundle(b: Json): Summary {
   const entries = list(b.entry);
   const byRef = new Map<string, Json>();
@@ -326,12 +417,23 @@ function bundle(b: Json): Summary {
   }
   const resolve: Resolver = (ref) => byRef.get(ref);
   const shown = entries.slice(0, MAX_ENTRIES).map((e) => (isObject(e.resource) ? summarise(e.resource, resolve) : { resourceType: 'Entry', title: 'An entry without a resource', facts: [], tables: [] }));
+  const patients = shown.filter((s) => s.resourceType === 'Patient').map((s) => s.title);
+  const flagged = shown.filter((s) => urgency(s) > 0).length;
   return {
     resourceType: 'Bundle',
     title: `${str(b.type) || 'Bundle'} of ${entries.length} ${entries.length === 1 ? 'entry' : 'entries'}`,
-    facts: facts(['Type', str(b.type)], ['When', when(b.timestamp)], ['Total', str(b.total)], ['Not shown', entries.length > MAX_ENTRIES ? `${entries.length - MAX_ENTRIES} more entries` : '']),
+    facts: facts(
+      // Who it is about, above the entries: they are in order of what needs attention, not the file's.
+      ['Patient', patients.join('; ')],
+      ['Needs attention', flagged > 0 ? `${flagged} ${flagged === 1 ? 'entry' : 'entries'} (listed first)` : ''],
+      ['Type', str(b.type)],
+      ['When', when(b.timestamp)],
+      ['Total', str(b.total)],
+      ['Not shown', entries.length > MAX_ENTRIES ? `${entries.length - MAX_ENTRIES} more entries` : ''],
+    ),
     tables: [],
-    entries: shown,
+    // Critical first, then abnormal, then the rest; each group in the file's order (a stable sort).
+    entries: [...shown].sort((x, y) => urgency(y) - urgency(x)),
   };
 }
 
@@ -344,7 +446,9 @@ export function summarise(resource: Json, outer?: Resolver): Summary {
   const summary = SUMMARIES[type];
   if (summary) {
     try {
-      return summary(resource, resolve);
+      const s = summary(resource, resolve);
+      // The title is said once: a fact that only repeats it (a condition's "Condition") is left out.
+      return { ...s, facts: s.facts.filter((f) => f.value !== s.title || f.flag) };
     } catch {
       // A shape no formatter expected: the field tree still shows everything.
     }

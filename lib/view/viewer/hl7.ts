@@ -1,9 +1,11 @@
 // An HL7 v2 message (ER7, pipe-delimited) as a clinician reads it: the header (message type,
-// sending facility), the patient (PID), the results (OBX) as rows, and every other segment with
-// its fields named. Splitting into segments, fields, repetitions and components is @medplum/core's
+// sending facility), the patient (PID), when the sample was collected (OBR-7, SPM-17, OBX-14), the
+// results (OBX) each with its flag (lib/view/viewer/flags.ts), and every other segment with its
+// fields named. Blank lines (a message's final line break) are not segments and say nothing. Splitting into segments, fields, repetitions and components is @medplum/core's
 // parser (it honours the message's own delimiters from MSH-1/2); the escape sequences
 // (\F\ \S\ \T\ \R\ \E\ \.br\ \Xhh\) it leaves as they are, so they are decoded here.
 import { Hl7Message, type Hl7Field, type Hl7Segment } from '@medplum/core';
+import { combine, flagOfCode, flagOfRange, parseNumber, parseRange, rankOf, type ResultFlag } from './flags';
 import { fieldName } from './hl7-fields';
 
 export interface Hl7Header {
@@ -30,9 +32,11 @@ export interface Hl7Result {
   value: string;
   unit: string;
   range: string;
-  flag: string;
+  /** OBX-8's codes in words with their severity; else the value against the range; null if neither says. */
+  flag: ResultFlag | null;
   status: string;
-  time: string;
+  /** When the sample was taken: OBX-14, else its order's collection time (OBR-7 or SPM-17). */
+  collected: string;
   /** The comments (NTE) that follow this result. */
   notes: string[];
 }
@@ -42,12 +46,25 @@ export interface Hl7SegmentView {
   fields: Array<{ position: string; name: string | null; value: string }>;
 }
 
+export interface Hl7Order {
+  test: string;
+  /** OBR-7 (observation date/time: the collection of the sample), else the specimen's SPM-17. */
+  collected: string;
+  /** OBR-14: when the lab received the sample. */
+  received: string;
+}
+
 export interface Hl7View {
   header: Hl7Header | null;
   patient: Hl7Patient | null;
   /** OBR: what was ordered, above its results. */
-  orders: string[];
+  orders: Hl7Order[];
   results: Hl7Result[];
+  /** The distinct collection times of the results, in order: one for most messages. */
+  collected: string[];
+  /** How many results are flagged abnormal (critical ones included) and how many critical. */
+  abnormal: number;
+  critical: number;
   segments: Hl7SegmentView[];
   /** What is wrong with the message, in words; empty when nothing is. */
   problems: string[];
@@ -61,8 +78,9 @@ interface Separators {
   subcomponent: string;
 }
 
-const FLAGS: Record<string, string> = { H: 'High', HH: 'Critically high', L: 'Low', LL: 'Critically low', A: 'Abnormal', AA: 'Critically abnormal', N: 'Normal', '>': 'Above range', '<': 'Below range' };
-const STATUS: Record<string, string> = { F: 'Final', P: 'Preliminary', C: 'Corrected', X: 'Cancelled', R: 'Not verified', I: 'Pending', D: 'Deleted' };
+const STATUS: Record<string, string> = { F: 'Final', P: 'Preliminary', C: 'Corrected', X: 'Cancelled', R: 'Not verified', I: 'Pending', D: 'Deleted', W: 'Wrong, replaced' };
+/** Results withdrawn by the lab: their value must not stand out as abnormal. */
+const WITHDRAWN = new Set(['D', 'W', 'X']);
 const SEX: Record<string, string> = { M: 'Male', F: 'Female', O: 'Other', U: 'Unknown', A: 'Ambiguous', N: 'Not applicable' };
 
 /** Decodes HL7 escape sequences with this message's delimiters. */
@@ -146,17 +164,30 @@ function roughSegments(text: string): Hl7SegmentView[] {
 
 export const MAX_SEGMENTS = 5000;
 
+const unread = (text: string, problem: string): Hl7View => ({
+  header: null,
+  patient: null,
+  orders: [],
+  results: [],
+  collected: [],
+  abnormal: 0,
+  critical: 0,
+  segments: roughSegments(text).slice(0, MAX_SEGMENTS),
+  problems: [problem],
+});
+
 export function readHl7(raw: string): Hl7View {
   const problems: string[] = [];
   const text = raw.replace(/^\uFEFF/, '').replace(/^\s+/, '');
-  if (!text.startsWith('MSH')) {
-    return { header: null, patient: null, orders: [], results: [], segments: roughSegments(text).slice(0, MAX_SEGMENTS), problems: ['This does not start with an MSH header segment, so it cannot be read as an HL7 v2 message. The lines are listed as they are.'] };
-  }
+  if (!text.startsWith('MSH')) return unread(text, 'This does not start with an MSH header segment, so it cannot be read as an HL7 v2 message. The lines are listed as they are.');
   let message: Hl7Message;
   try {
-    message = Hl7Message.parse(text.replace(/\r\n|\n/g, '\r'));
+    // Segments end in \r (or \n, \r\n from a text editor); an empty line, such as the one after the
+    // last segment's line break, is no segment at all.
+    const lines = text.split(/\r\n|\r|\n/).filter((line) => line.trim() !== '');
+    message = Hl7Message.parse(lines.join('\r'));
   } catch (error) {
-    return { header: null, patient: null, orders: [], results: [], segments: roughSegments(text).slice(0, MAX_SEGMENTS), problems: [`The message could not be read (${error instanceof Error ? error.message : String(error)}). The lines are listed as they are.`] };
+    return unread(text, `The message could not be read (${error instanceof Error ? error.message : String(error)}). The lines are listed as they are.`);
   }
   const r = reader(message);
   const msh = message.header;
@@ -186,34 +217,49 @@ export function readHl7(raw: string): Hl7View {
       }
     : null;
 
-  const orders: string[] = [];
+  const orders: Hl7Order[] = [];
   const results: Hl7Result[] = [];
+  /** The order each result belongs to (its OBR), for a collection time its OBX does not give. */
+  const orderOf = new Map<Hl7Result, Hl7Order>();
   const segments: Hl7SegmentView[] = [];
   let last: Hl7Result | null = null;
   for (const segment of message.segments.slice(0, MAX_SEGMENTS)) {
     if (!/^[A-Z][A-Z0-9]{2}$/.test(segment.name)) {
       problems.push(`A line starting “${segment.name.slice(0, 12)}” is not a segment; it is listed as it is.`);
     }
-    if (segment.name === 'OBR') orders.push(r.coded(field(segment, 4)));
+    if (segment.name === 'OBR') {
+      orders.push({ test: r.coded(field(segment, 4)), collected: hl7Time(r.comp(field(segment, 7), 1)), received: hl7Time(r.comp(field(segment, 14), 1)) });
+    }
+    // A specimen's collection time (SPM-17, a range: its start) for an order that did not give one.
+    const order = orders.at(-1);
+    if (segment.name === 'SPM' && order && !order.collected) order.collected = hl7Time(r.comp(field(segment, 17), 1));
     if (segment.name === 'OBX') {
       if (segment.fields.length < 6) problems.push(`Result ${r.plain(field(segment, 1)) || results.length + 1} (OBX) is cut short: it has no value. The message may be truncated.`);
       const type = r.comp(field(segment, 2), 1);
       const valueField = field(segment, 5);
       // A coded value reads as its label; a numeric or text value as written (repetitions joined).
       const value = type === 'CE' || type === 'CWE' ? r.coded(valueField) : r.plain(valueField);
-      const flags = (field(segment, 8)?.components ?? []).map((_, i) => r.comp(field(segment, 8), 1, i)).filter(Boolean);
+      const codes = (field(segment, 8)?.components ?? []).map((_, i) => r.comp(field(segment, 8), 1, i)).filter(Boolean);
+      const range = r.plain(field(segment, 7));
+      const status = r.comp(field(segment, 11), 1);
+      const numeric = type === 'NM' || type === 'SN' || type === '' ? parseNumber(value) : null;
+      // The lab's codes first; codes this reader does not know do not hide a value outside its range.
+      const coded = combine(codes.map((c) => flagOfCode(c)));
+      const ranged = coded && coded.level !== 'other' ? null : flagOfRange(numeric, parseRange(range));
+      const flag = WITHDRAWN.has(status) ? null : ranged?.level === 'abnormal' ? ranged : (coded ?? ranged);
       last = {
         setId: r.plain(field(segment, 1)),
         test: r.coded(field(segment, 3)),
         value,
         unit: r.comp(field(segment, 6), 2) || r.comp(field(segment, 6), 1),
-        range: r.plain(field(segment, 7)),
-        flag: flags.map((f) => FLAGS[f] ?? f).join(', '),
-        status: STATUS[r.comp(field(segment, 11), 1)] ?? r.comp(field(segment, 11), 1),
-        time: hl7Time(r.comp(field(segment, 14), 1)),
+        range,
+        flag,
+        status: STATUS[status] ?? status,
+        collected: hl7Time(r.comp(field(segment, 14), 1)),
         notes: [],
       };
       results.push(last);
+      if (order) orderOf.set(last, order);
       continue;
     }
     if (segment.name === 'NTE' && last) {
@@ -229,5 +275,24 @@ export function readHl7(raw: string): Hl7View {
     segments.push({ name: segment.name, fields });
   }
   if (message.segments.length > MAX_SEGMENTS) problems.push(`Only the first ${MAX_SEGMENTS.toLocaleString('en')} of ${message.segments.length.toLocaleString('en')} segments are shown.`);
-  return { header, patient, orders: orders.filter(Boolean), results, segments, problems };
+  for (const result of results) result.collected ||= orderOf.get(result)?.collected ?? '';
+  const collected = [...new Set([...results.map((x) => x.collected), ...orders.map((o) => o.collected)].filter(Boolean))];
+  return {
+    header,
+    patient,
+    orders: orders.filter((o) => o.test),
+    results,
+    collected,
+    abnormal: results.filter((x) => rankOf(x.flag) >= 2).length,
+    critical: results.filter((x) => x.flag?.level === 'critical').length,
+    segments,
+    problems,
+  };
+}
+
+/** "2 of 5 results abnormal, 1 critical"; "None of the 3 results is flagged abnormal". */
+export function resultsSummary({ results, abnormal, critical }: Pick<Hl7View, 'results' | 'abnormal' | 'critical'>): string {
+  const total = results.length;
+  if (abnormal === 0) return total === 1 ? 'The result is not flagged abnormal' : `None of the ${total} results is flagged abnormal`;
+  return `${abnormal} of ${total} ${total === 1 ? 'result' : 'results'} abnormal${critical > 0 ? `, ${critical} critical` : ''}`;
 }
