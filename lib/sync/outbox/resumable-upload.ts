@@ -343,7 +343,7 @@ function runOnce(
         });
       },
     });
-    // The user's cancel (client.ts cancelUpload) changes the outbox row, in another context (the
+    // The user's cancel (intents/cancel-upload.ts) changes the outbox row, in another context (the
     // page): looked for while the transfer runs, and the transfer aborted at once when seen.
     let looking = false;
     watch = setInterval(() => {
