@@ -2,7 +2,7 @@
 // brief's contract ignores Idempotency-Key, so a POST whose answer was lost (a cut, a timeout, a
 // 5xx sent after it had acted) may have made the file: sending it again would make a second one.
 // The contract's rule for such a server is "detect a lost-response duplicate itself", as the
-// app's outbox does (lib/sync/outbox/replay.ts, verifyUpload). Here the same rule, for the proxy:
+// app's outbox does (lib/sync/outbox/upload-verification.ts). Here the same rule, for the proxy:
 //
 // - Before the first POST, a snapshot: the newest file of the target (the conversation's files,
 //   or all the user's files for an upload into a message) and the upstream's clock (its Date).

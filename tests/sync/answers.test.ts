@@ -1,11 +1,11 @@
 // @vitest-environment node
 // One reading of an answer (lib/sync/core/classify.ts) on every path that meets one, against the
 // real server with synthetic answers injected: a plain request (http.ts `call`), a tus PATCH
-// (resumable-upload.ts) and the plain tus requests that end a cancelled upload (replay.ts
-// `tusRequest`: HEAD, DELETE of the upload). Where the three used to disagree, the contract's
-// meaning: a 409 is "in progress" only for idempotency_in_progress and upload_in_progress; 401
-// device_wiped is told apart from any other 401 (as a 401 for now, the stop says `wiped`); 408 is
-// retried like a 5xx. The table of classify itself is tests/unit/classify.test.ts.
+// (resumable-upload.ts) and the plain tus requests that end a cancelled upload (tus-requests.ts:
+// HEAD, DELETE of the upload). Where the three used to disagree, the contract's meaning: a 409 is
+// "in progress" only for idempotency_in_progress and upload_in_progress; 401 device_wiped is told
+// apart from any other 401 (as a 401 for now, the stop says `wiped`); 408 is retried like a 5xx.
+// The table of classify itself is tests/unit/classify.test.ts.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { resumableUploads } from '../../lib/sync/outbox/resumable-upload';
 import { readSyncStatus } from '../../lib/sync/engine/status';
@@ -56,7 +56,7 @@ async function cancelledMidUpload(d: Device, contact: string) {
   return { conversationId, fileId };
 }
 
-describe('ending a cancelled upload (replay.ts tusRequest)', () => {
+describe('ending a cancelled upload (tus-requests.ts)', () => {
   it('DELETE of the upload answered 409 upload_in_progress: retried after Retry-After, then ended', async () => {
     const d = tusDevice();
     await cancelledMidUpload(d, 'answers-busy');
@@ -88,6 +88,18 @@ describe('ending a cancelled upload (replay.ts tusRequest)', () => {
     expect(await d.db.outbox.count()).toBe(0);
     expect(seen(d, 'DELETE', /^\/v1\/uploads\//)).toHaveLength(0);
     expect(await serverFiles(server.baseUrl, server.tokens.alice, conversationId)).toHaveLength(0);
+  });
+
+  it("the completed upload's file answered 410 to its DELETE: gone (classify.ts), done; the upload is still ended", async () => {
+    const d = tusDevice();
+    await cancelledMidUpload(d, 'answers-file-gone');
+    d.net.inject({ status: 200, headers: { 'upload-file-id': 'f_madeelsewhere' } }, 'HEAD', /^\/v1\/uploads\//);
+    d.net.inject({ status: 410, body: body('file_gone', 'no longer here') }, 'DELETE', /^\/v1\/files\/f_madeelsewhere$/);
+    await d.settle();
+    expect(await d.db.outbox.count()).toBe(0);
+    expect((await readSyncStatus(d.db)).failed).toEqual([]);
+    expect(seen(d, 'DELETE', /^\/v1\/files\/f_madeelsewhere$/)).toHaveLength(1);
+    expect(seen(d, 'DELETE', /^\/v1\/uploads\//)).toHaveLength(1);
   });
 
   it('HEAD of the upload answered 401 device_wiped: sync stops as for any 401, and says wiped', async () => {

@@ -1,7 +1,7 @@
 // What an HTTP answer of /v1 (and of its tus uploads at /v1/uploads) means: status, headers and
 // body → one of the few kinds of outcome the engine acts on. Pure, and the only place that reads a
 // status code for its meaning: http.ts (`call`), the tus uploads (resumable-upload.ts), the
-// replay's plain tus requests (replay.ts `tusRequest`) and the live stream (live.ts) all ask it.
+// replay's plain tus requests (outbox/tus-requests.ts) and the live stream (live.ts) all ask it.
 // A caller adds only what its request alone knows (e.g. "404 of an upload's URL: start a new
 // upload"), from the classified outcome (`gone`, `code`), never from the status again.
 //

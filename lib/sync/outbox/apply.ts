@@ -7,6 +7,7 @@ import type { ParleyDb } from '../mirror/db';
 import { answerScope } from '../mirror/scopes';
 import { mentionedIds, remapOp, type OutboxOp } from './operations';
 import { done, type Write } from './lifecycle';
+import { dropChunks } from './chunks';
 import { rebuildViews } from '../mirror/rebase';
 import { filesIn, forget, serverFileRows } from '../mirror/store';
 
@@ -120,7 +121,7 @@ export function fileUploaded(file: FileObject, gone = false): Effect {
     }
     if (gone) await forget(db, { files: [file.id] });
     else await db.serverFiles.put({ ...file, conversationId: op.body.conversationId });
-    await db.uploadChunks.where('opId').equals(op.id).delete();
+    await dropChunks(db, op.id);
     return touched;
   };
 }

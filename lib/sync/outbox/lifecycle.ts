@@ -1,7 +1,7 @@
 // The life of an outbox operation, in one place: its states, the transitions between them, and
 // the rules on its stored fields (the fields themselves: mirror/outbox-row.ts). Pure functions: each takes the stored operation and returns the
-// change to store (or the new operation); replay.ts and client.ts write what they return and never
-// compose a state change themselves.
+// change to store (or the new operation); replay.ts, cancellation.ts and the client's intents
+// write what they return and never compose a state change themselves.
 //
 //   new ──► queued ── claim (in a batch) ──► inflight ── answered: 2xx (a delete: or 404) ──► done
 //            ▲  ▲                             │  │  │       (row deleted in the transaction
@@ -17,7 +17,7 @@
 //
 //   And: inflight left behind by a replayer that died → queued with outcomeUnknown (recovered).
 //
-//   Cancelling an upload (the user's "Cancel upload", client.ts cancelUpload):
+//   Cancelling an upload (the user's "Cancel upload", intents/cancel-upload.ts):
 //     never sent (or refused, nothing unknown) ──► gone, with its bytes and what waits on it
 //     otherwise (queued, inflight or failed)   ──► `cancelled`: the same row becomes a deletion
 //       (body file.delete, `cancelledUpload` kept) in the one transaction that drops its queued
@@ -101,7 +101,7 @@ export function amended(op: OutboxOp, body: OpBody): OpChange | null {
 /**
  * queued, waiting → due at `now` (the network is back, the app visible, "Sync now"): its backoff
  * ends — except an upload whose answer was lost, against a server without idempotency keys: it
- * is verified by listing the conversation's files (replay.ts, verifyUpload), which would miss a
+ * is verified by listing the conversation's files (upload-verification.ts), which would miss a
  * request the server is still processing, so it keeps its wait, up to `settleMs` from now.
  */
 export function woken(op: OutboxOp, now: number, server: { idempotent: boolean; settleMs: number }): OpChange {

@@ -50,7 +50,7 @@ export interface ReadyBatch {
  * waits for the operations before it on that conversation or message — and it mentions no temp
  * id it does not create (that create has not been answered yet), and it waits for the pending
  * operations of the entities it is ordered `after` (a create behind the queued delete of the same
- * contact's conversation, see client.ts). Failed and blocked operations hold up
+ * contact's conversation, see intents/create-conversation.ts). Failed and blocked operations hold up
  * nothing here (blockedOpIds says what they block).
  *
  * The search stops at the first operation that could go but for its backoff (`waitUntil`): as

@@ -10,14 +10,16 @@
 //     - DELETE again answers 404 when the first one worked: taken as success.
 //     - Conversation create: the server allows one conversation per contact/group, so a repeat
 //       answers 409 conversation_exists with existing_id, and we adopt that conversation.
-//     - File upload is the only truly non-idempotent request. See verifyUpload.
-import { Conversation, FileObject, FilePage, type FileObject as FileObjectT } from '../../schemas';
+//     - File upload is the only truly non-idempotent request. See upload-verification.ts.
+// A cancelled upload is ended by cancellation.ts; the tus requests that takes are tus-requests.ts's,
+// a resumable upload's transfer resumable-upload.ts's.
+import { Conversation, FileObject, type FileObject as FileObjectT } from '../../schemas';
 import * as apply from './apply';
 import type { ParleyDb } from '../mirror/db';
 import { getMeta, setMeta } from '../mirror/meta';
 import { answerScope } from '../mirror/scopes';
 import { call, type HttpDeps, type Outcome } from '../core/http';
-import { classify, gone } from '../core/classify';
+import { gone } from '../core/classify';
 import * as lifecycle from './lifecycle';
 import { answered, settle, type SettleContext, type Stop } from './settle';
 import {
@@ -28,11 +30,12 @@ import {
   partyOf,
   readyBatch,
   type OutboxOp,
-  type UploadBody,
-  type UploadSnapshot,
 } from './operations';
 import { rebuildViews } from '../mirror/rebase';
 import type { ResumableUploads } from './resumable-upload';
+import { readChunks } from './chunks';
+import { cancelledAfterTransfer, cancelledMeanwhile, endCancelledUpload, unlessCancelled, type CancellationDeps } from './cancellation';
+import { takeUploadSnapshot, verifyUpload } from './upload-verification';
 
 export interface ReplayDeps extends HttpDeps {
   db: ParleyDb;
@@ -322,11 +325,10 @@ class Pipeline {
       return;
     }
     if (op.body.kind === 'file.upload') {
-      // Cancelled while its request was out (a POST /v1/files cannot be aborted from here): the
-      // cancellation goes on at once; a request whose answer was lost may have made the file.
-      const current = await deps.db.outbox.get(op.seq);
-      const unknown = outcome.kind === 'network' || outcome.kind === 'server';
-      if (current?.cancelledUpload) return this.replayCancelled({ ...current, outcomeUnknown: current.outcomeUnknown || unknown });
+      // Cancelled while its request was out: the cancellation goes on at once; a request whose
+      // answer was lost may have made the file.
+      const current = await cancelledMeanwhile(deps.db, op, outcome.kind === 'network' || outcome.kind === 'server');
+      if (current) return this.replayCancelled(current);
     }
     return this.failed(op, outcome, 'request');
   }
@@ -359,33 +361,13 @@ class Pipeline {
     return { ...deps, stallMs: deps.uploadStallMs, patchBytes: deps.uploadPatchBytes, cancelPollMs: deps.uploadCancelPollMs, idempotent: this.idempotent };
   }
 
-  /**
-   * A cancelled upload (lifecycle.ts `cancelled`): ended on the server — the tus upload terminated
-   * (its HEAD first: a completed one names its file), the file deleted if one was made. 404 of
-   * either is done. Then the row leaves the outbox like any answered operation.
-   */
+  /** A cancelled upload (lifecycle.ts `cancelled`), ended on the server by cancellation.ts. */
   private async replayCancelled(op: OutboxOp): Promise<void> {
     const { deps } = this;
-    const cancelled = op.cancelledUpload!;
-    let fileId = cancelled.fileId;
-    if (!fileId && !op.tus && op.outcomeUnknown && op.snapshot && !this.idempotent) {
-      // Sent as POST /v1/files, answer lost, on a server without keys: did it make the file?
-      const found = await verifyUpload(deps, { ...op, body: cancelled.upload });
-      if (found.kind !== 'ok') return this.failed(op, found, 'after'); // still unknown: verified again next time
-      fileId = found.value?.id ?? null;
-    }
-    let url = op.tus?.url ?? null;
-    if (url === null && op.tus?.bytesKey && !fileId) {
-      // Its creation went with the file's bytes and no answer came: the upload (or even its file)
-      // may exist. The same creation again, without the bytes, names it.
-      const found = await locateUpload(deps, op.tus.bytesKey, cancelled.upload);
-      if (found.kind !== 'ok') return this.failed(op, found, 'after');
-      url = found.value.url;
-      fileId = found.value.fileId;
-    }
-    const ended = await terminate(deps, url, fileId, idempotencyKeyOf(op));
+    const cancellationDeps: CancellationDeps = { ...deps, stallMs: deps.uploadStallMs ?? UPLOAD_STALL_MS };
+    const ended = await endCancelledUpload(cancellationDeps, op, idempotencyKeyOf(op), this.idempotent);
     if (ended.kind !== 'ok') return this.failed(op, ended, 'after');
-    this.answers.push({ op, effect: apply.fileDeleted });
+    this.answers.push({ op, effect: ended.value });
   }
 
   /**
@@ -399,14 +381,8 @@ class Pipeline {
     const attempt = await deps.resumable!.send(this.tusDeps(), op, idempotencyKeyOf(op), onProgress);
     // The user cancelled it while it ran (the transfer was aborted), or just as it completed or
     // failed: whatever the attempt's outcome, end it now, under the same claim.
-    const current = await deps.db.outbox.get(op.seq);
-    if (current?.cancelledUpload) {
-      if (attempt.outcome.kind !== 'ok') return this.replayCancelled(current);
-      // Made by its creation (the whole file in one request): its URL, so that its record goes too.
-      const made = lifecycle.cancelledUploadMade(current, attempt.outcome.value, attempt.url ?? null);
-      await apply.writeOutbox(deps.db, op.seq, { kind: 'update', change: made });
-      return this.replayCancelled({ ...current, ...made });
-    }
+    const current = await cancelledMeanwhile(deps.db, op);
+    if (current) return this.replayCancelled(await cancelledAfterTransfer(deps.db, current, attempt));
     if (attempt.outcome.kind !== 'ok') {
       // Bytes moved: the next try need not wait as if nothing had (the backoff starts again).
       if (attempt.progressed) await apply.writeOutbox(deps.db, op.seq, { kind: 'update', change: lifecycle.progressed });
@@ -423,7 +399,7 @@ class Pipeline {
       this.answers.push({ op, effect: unlessCancelled(fileId, apply.fileUploaded(file.value)) });
       return;
     }
-    if (file.kind === 'refused' && file.status === 404 && op.body.kind === 'file.upload') {
+    if (gone(file) && op.body.kind === 'file.upload') {
       // Made, then deleted (elsewhere) before we could read it: ours, and gone.
       const body = op.body;
       const stub = { id: fileId, message_id: body.messageId ?? body.tempMessageId ?? fileId } as FileObjectT;
@@ -478,7 +454,7 @@ async function send(deps: ReplayDeps, op: OutboxOp): Promise<Outcome<apply.Effec
         const existing = await call(deps, { method: 'GET', path: `v1/conversations/${out.error.existing_id}` }, Conversation);
         return map(existing, (c) => apply.conversationCreated(c));
       }
-      return map(await asItIsNow(deps, out, (c) => `v1/conversations/${c.id}`, Conversation), (c, gone) => apply.conversationCreated(c, gone));
+      return map(await asItIsNow(deps, out, (c) => `v1/conversations/${c.id}`, Conversation), (c, deleted) => apply.conversationCreated(c, deleted));
     }
     case 'conversation.update': {
       const json: Record<string, unknown> = { ...body.patch };
@@ -486,30 +462,30 @@ async function send(deps: ReplayDeps, op: OutboxOp): Promise<Outcome<apply.Effec
       if (json.pinned_message_id === null) json.pinned_message_id = '';
       if (json.archived_at === null) json.archived_at = '';
       const out = await call(deps, { method: 'PUT', path: `v1/conversations/${op.entityId}`, json, idempotencyKey: key }, Conversation);
-      return map(await asItIsNow(deps, out, (c) => `v1/conversations/${c.id}`, Conversation), (c, gone) => apply.conversationUpdated(c, gone));
+      return map(await asItIsNow(deps, out, (c) => `v1/conversations/${c.id}`, Conversation), (c, deleted) => apply.conversationUpdated(c, deleted));
     }
     case 'conversation.delete': {
       const out = await call(deps, { method: 'DELETE', path: `v1/conversations/${op.entityId}`, idempotencyKey: key }, null);
       return map(out, () => apply.conversationDeleted);
     }
     case 'file.upload': {
-      const chunks = await deps.db.uploadChunks.where('opId').equals(op.id).sortBy('index');
-      if (chunks.length !== body.chunkCount) {
+      const chunks = await readChunks(deps.db, op.id, body.chunkCount);
+      if (!chunks) {
         return { kind: 'refused', status: 0, code: null, error: null, message: 'the bytes of this upload are missing on this device' };
       }
       const form = new FormData();
       if (body.messageId) form.append('message_id', body.messageId);
       else form.append('conversation_id', body.conversationId);
-      form.append('file', new Blob(chunks.map((c) => c.bytes), { type: body.fileType }), body.filename);
+      form.append('file', new Blob(chunks, { type: body.fileType }), body.filename);
       const onUploadProgress = deps.onUploadProgress && ((sent: number, total: number) => deps.onUploadProgress!(op.entityId, sent, total));
       // No fixed limit for the transfer: abandoned when stalled, then sent again with the same key.
       const stallMs = deps.uploadStallMs ?? UPLOAD_STALL_MS;
       const out = await call(deps, { method: 'POST', path: 'v1/files', form, idempotencyKey: key, onUploadProgress, stallMs }, FileObject);
-      return map(await asItIsNow(deps, out, (f) => `v1/files/${f.id}`, FileObject), (f, gone) => unlessCancelled(f.id, apply.fileUploaded(f, gone)));
+      return map(await asItIsNow(deps, out, (f) => `v1/files/${f.id}`, FileObject), (f, deleted) => unlessCancelled(f.id, apply.fileUploaded(f, deleted)));
     }
     case 'file.rename': {
       const out = await call(deps, { method: 'PUT', path: `v1/files/${op.entityId}`, json: { filename: body.filename }, idempotencyKey: key }, FileObject);
-      return map(await asItIsNow(deps, out, (f) => `v1/files/${f.id}`, FileObject), (f, gone) => apply.fileRenamed(f, gone));
+      return map(await asItIsNow(deps, out, (f) => `v1/files/${f.id}`, FileObject), (f, deleted) => apply.fileRenamed(f, deleted));
     }
     case 'file.delete': {
       const out = await call(deps, { method: 'DELETE', path: `v1/files/${op.entityId}`, idempotencyKey: key }, null);
@@ -518,118 +494,10 @@ async function send(deps: ReplayDeps, op: OutboxOp): Promise<Outcome<apply.Effec
   }
 }
 
-/**
- * An upload's answer, recorded unless the user cancelled the upload while its request was out:
- * then the file it made is to be deleted. Recorded answers leave the outbox, so the cancellation
- * is queued again (lifecycle.ts `done`, `cancelRequeued`) in the same transaction, naming the file.
- */
-function unlessCancelled(fileId: string, effect: apply.Effect): apply.Effect {
-  return async (db, op) => {
-    const current = await db.outbox.get(op.seq);
-    if (!current?.cancelledUpload) return effect(db, op);
-    await apply.writeOutbox(db, op.seq, lifecycle.done(current, fileId));
-    return [op.entityId];
-  };
-}
-
-/**
- * Ends a cancelled upload on the server: HEAD of the tus upload (404/410: already gone; a
- * completed one names its file), the file deleted (DELETE /v1/files/:id, 404 = done), then the
- * upload terminated (DELETE <url>, tus termination: its stored bytes go; 404 = done). Plain
- * requests (no tus-js-client), so any replayer can send them.
- */
-async function terminate(deps: ReplayDeps, url: string | null, knownFileId: string | null, key: string): Promise<Outcome<null>> {
-  const ok: Outcome<null> = { kind: 'ok', value: null, replayed: false, serverTime: null };
-  let fileId = knownFileId;
-  let uploadGone = url === null;
-  if (url !== null) {
-    const head = await tusRequest(deps, 'HEAD', url);
-    if (gone(head)) uploadGone = true;
-    else if (head.kind !== 'ok') return head;
-    else fileId ??= head.value.headers.get('upload-file-id');
-  }
-  if (fileId) {
-    const deleted = await call(deps, { method: 'DELETE', path: `v1/files/${fileId}`, idempotencyKey: `${key}~file` }, null);
-    if (deleted.kind !== 'ok' && !(deleted.kind === 'refused' && deleted.status === 404)) return deleted;
-  }
-  if (!uploadGone) {
-    const ended = await tusRequest(deps, 'DELETE', url!, `${key}~upload`);
-    if (ended.kind !== 'ok' && !gone(ended)) return ended;
-  }
-  return ok;
-}
-
-/**
- * The upload a creation with bytes made, whose answer was lost: the same creation (its key, length
- * and metadata, as resumable-upload.ts sent them) without the bytes. A server with keys answers
- * with that upload (and its file, if the bytes all arrived); if the first never arrived, this makes
- * a new, empty upload, which the termination then ends.
- */
-async function locateUpload(
-  deps: ReplayDeps,
-  key: string,
-  upload: UploadBody,
-): Promise<Outcome<{ url: string | null; fileId: string | null }>> {
-  const metadata: Record<string, string> = { filename: upload.filename, filetype: upload.fileType };
-  if (upload.messageId) metadata.message_id = upload.messageId;
-  else metadata.conversation_id = upload.conversationId;
-  const endpoint = new URL('v1/uploads', deps.baseUrl.endsWith('/') ? deps.baseUrl : `${deps.baseUrl}/`).toString();
-  const created = await tusRequest(deps, 'POST', endpoint, key, {
-    'Upload-Length': String(upload.size),
-    'Upload-Metadata': Object.entries(metadata)
-      .map(([name, value]) => `${name} ${base64(value)}`)
-      .join(','),
-  });
-  // Its target is gone (and with it any file it made), or the server no longer has /v1/uploads.
-  if (gone(created)) return { kind: 'ok', value: { url: null, fileId: null }, replayed: false, serverTime: null };
-  if (created.kind !== 'ok') return created;
-  const response = created.value;
-  const location = response.headers.get('location');
-  if (!location) {
-    return { kind: 'refused', status: response.status, code: null, error: null, message: `the upload could not be found (HTTP ${response.status}, no Location)` };
-  }
-  return { kind: 'ok', value: { url: new URL(location, endpoint).toString(), fileId: response.headers.get('upload-file-id') }, replayed: false, serverTime: null };
-}
-
-/** UTF-8, then base64, as tus-js-client encodes Upload-Metadata values. */
-function base64(value: string): string {
-  let binary = '';
-  for (const byte of new TextEncoder().encode(value)) binary += String.fromCharCode(byte);
-  return btoa(binary);
-}
-
-/**
- * A tus request without a body, its answer classified as call()'s (classify.ts): a 2xx is `ok`
- * (with the response, for its headers); 404 and 410 are refusals the callers read with `gone`.
- */
-async function tusRequest(
-  deps: ReplayDeps,
-  method: 'HEAD' | 'DELETE' | 'POST',
-  url: string,
-  idempotencyKey?: string,
-  extra: Record<string, string> = {},
-): Promise<Outcome<Response>> {
-  const token = await deps.getToken();
-  if (!token) return { kind: 'unauthenticated', message: 'not signed in' };
-  const headers: Record<string, string> = { ...extra, Authorization: `Bearer ${token}`, 'Tus-Resumable': '1.0.0' };
-  if (idempotencyKey) headers['Idempotency-Key'] = idempotencyKey;
-  let response: Response;
-  try {
-    const signal = AbortSignal.timeout(deps.uploadStallMs ?? UPLOAD_STALL_MS);
-    response = await deps.fetch(url, { method, headers, signal });
-  } catch (error) {
-    return { kind: 'network', message: error instanceof Error ? error.message : String(error), unreachable: deps.isOffline?.() === true };
-  }
-  await deps.onResponse?.(response.headers);
-  const answer = classify(response.status, response.headers, await response.text().catch(() => ''));
-  if (answer.kind !== 'ok') return answer;
-  return { kind: 'ok', value: response, replayed: answer.replayed, serverTime: answer.serverTime };
-}
-
-function map<T, U>(out: Outcome<T | Gone<T>>, f: (value: T, gone: boolean) => U): Outcome<U> {
+function map<T, U>(out: Outcome<T | Gone<T>>, f: (value: T, deleted: boolean) => U): Outcome<U> {
   if (out.kind !== 'ok') return out;
-  const gone = out.value instanceof Gone;
-  return { ...out, value: f(gone ? (out.value as Gone<T>).object : (out.value as T), gone) };
+  const deleted = out.value instanceof Gone;
+  return { ...out, value: f(deleted ? (out.value as Gone<T>).object : (out.value as T), deleted) };
 }
 
 /** The object of a replayed answer that has been deleted since. */
@@ -651,7 +519,7 @@ async function asItIsNow<T>(
 ): Promise<Outcome<T | Gone<T>>> {
   if (out.kind !== 'ok' || !out.replayed) return out;
   const now = await call(deps, { method: 'GET', path: path(out.value) }, schema);
-  if (now.kind === 'refused' && now.status === 404) return { ...out, value: new Gone(out.value) };
+  if (gone(now)) return { ...out, value: new Gone(out.value) };
   return now.kind === 'ok' ? { ...now, replayed: true } : now;
 }
 
@@ -683,54 +551,3 @@ async function settleFailure(
     return settled.stop;
   });
 }
-
-// ---- Uploads against a server without idempotency ----
-//
-// Before the first send we record the newest file of the target conversation and the server's
-// clock (snapshot). If the response is then lost, before sending again we list the
-// conversation's files newer than that snapshot (the list is newest-first by an internal
-// sequence, so everything created since sits before the snapshot's file) and look for one with
-// our filename and byte size (and message, when attaching to one), created no earlier than the
-// snapshot's server time, that is not already the result of another of our uploads (idAliases).
-// If found, that is our upload: adopt it instead of sending. If not, the server never acted:
-// send. The residual risk is another device uploading a file of identical name and size into
-// the same conversation in that window; we would then show theirs as ours — no data is lost
-// on the server and no duplicate is created. A request still being processed when we check
-// would be missed; the backoff before any retry makes that window small, and a server with
-// idempotency closes it entirely (we skip all this once we have seen Idempotent-Replayed).
-
-async function takeUploadSnapshot(deps: ReplayDeps, conversationId: string): Promise<Outcome<UploadSnapshot>> {
-  const out = await call(deps, { method: 'GET', path: 'v1/files', query: { conversation_id: conversationId, limit: 1 } }, FilePage);
-  if (out.kind !== 'ok') return out;
-  return { ...out, value: { newestFileId: out.value.data[0]?.id ?? null, serverTime: out.serverTime } };
-}
-
-async function verifyUpload(deps: ReplayDeps, op: OutboxOp): Promise<Outcome<FileObjectT | null>> {
-  if (op.body.kind !== 'file.upload' || !op.snapshot) return { kind: 'ok', value: null, replayed: false, serverTime: null };
-  const body = op.body;
-  const snapshot = op.snapshot;
-  const candidates: FileObjectT[] = [];
-  let startingAfter: string | undefined;
-  scan: for (;;) {
-    const page = await call(
-      deps,
-      { method: 'GET', path: 'v1/files', query: { conversation_id: body.conversationId, limit: 100, starting_after: startingAfter } },
-      FilePage,
-    );
-    if (page.kind !== 'ok') return page;
-    for (const file of page.value.data) {
-      if (file.id === snapshot.newestFileId) break scan;
-      const matches =
-        file.filename === body.filename &&
-        file.file_size === body.size &&
-        (body.messageId === null || file.message_id === body.messageId) &&
-        (snapshot.serverTime === null || file.created_at >= snapshot.serverTime - 1);
-      if (matches && (await deps.db.idAliases.where('realId').equals(file.id).count()) === 0) candidates.push(file);
-    }
-    if (!page.value.has_more || page.value.data.length === 0) break;
-    startingAfter = page.value.data.at(-1)!.id;
-  }
-  // Oldest first: if several match, the earliest one created after our first send is ours.
-  return { kind: 'ok', value: candidates.at(-1) ?? null, replayed: false, serverTime: null };
-}
-

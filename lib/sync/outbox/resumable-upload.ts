@@ -29,6 +29,7 @@ import { getMeta, setMeta } from '../mirror/meta';
 import type { HttpDeps, Outcome } from '../core/http';
 import { classify, gone } from '../core/classify';
 import { tusNoted, type OutboxOp, type TusState } from './lifecycle';
+import { openStoredChunks } from './chunks';
 
 /** What the sync worker hands the engine (EngineDeps.resumable): the replay's tus side. */
 export interface ResumableUploads {
@@ -342,7 +343,7 @@ function runOnce(
         });
       },
     });
-    // The user's cancel (client.ts cancelUpload) changes the outbox row, in another context (the
+    // The user's cancel (intents/cancel-upload.ts) changes the outbox row, in another context (the
     // page): looked for while the transfer runs, and the transfer aborted at once when seen.
     let looking = false;
     watch = setInterval(() => {
@@ -517,23 +518,19 @@ interface IdbSource extends FileSource {
 }
 
 async function openSource(db: ParleyDb, opId: string, size: number, chunkCount: number): Promise<IdbSource | null> {
-  const stored = await db.uploadChunks.where('opId').equals(opId).count();
-  if (stored !== chunkCount) return null;
-  const first = await db.uploadChunks.get({ opId, index: 0 } as never);
-  if (!first) return null;
-  const chunkBytes = Math.max(1, first.bytes.byteLength);
+  const stored = await openStoredChunks(db, opId, chunkCount);
+  if (!stored) return null;
+  const { chunkBytes } = stored;
   const source: IdbSource = {
     size,
     async slice(start: number, end: number) {
       end = Math.min(end, size);
       if (end <= start) return { value: new Blob([]), done: end >= size };
-      const from = Math.floor(start / chunkBytes);
-      const to = Math.floor((end - 1) / chunkBytes);
-      const chunks = await db.uploadChunks.where('[opId+index]').between([opId, from], [opId, to], true, true).toArray();
+      const chunks = await stored.read(Math.floor(start / chunkBytes), Math.floor((end - 1) / chunkBytes));
       // Fewer than asked for: the user cancelled and the bytes were dropped. Never send a short body.
-      if (chunks.length !== to - from + 1) throw new Cancelled();
+      if (!chunks) throw new Cancelled();
       const parts: Uint8Array[] = [];
-      for (const chunk of chunks.sort((a, b) => a.index - b.index)) {
+      for (const chunk of chunks) {
         const base = chunk.index * chunkBytes;
         const lo = Math.max(0, start - base);
         const hi = Math.min(chunk.bytes.byteLength, end - base);

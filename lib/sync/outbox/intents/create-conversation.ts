@@ -1,0 +1,52 @@
+// The user starts a conversation with a contact or a group.
+import { ConversationCreateInput } from '../../../schemas';
+import { SyncInputError } from '../../core/errors';
+import { newOp, opsFor, rebuild, type WriteContext } from './context';
+import { newTempId } from '../operations';
+
+type Party = { contact_id: string } | { group_id: string };
+
+/** Returns the new conversation's id (a temp id until the create is replayed). */
+export async function createConversation(ctx: WriteContext, input: ConversationCreateInput): Promise<string> {
+  const parsed = ConversationCreateInput.safeParse(input);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new SyncInputError(issue?.message ?? 'invalid input', issue?.path.join('.'));
+  }
+  const { contact_id, group_id } = parsed.data;
+  const party: Party | null =
+    contact_id != null && group_id == null ? { contact_id } : group_id != null && contact_id == null ? { group_id } : null;
+  if (!party) throw new SyncInputError('exactly one of contact_id and group_id is required');
+  const { db } = ctx;
+  return ctx.write(async () => {
+    const after = await queuedDeletesOf(ctx, party);
+    // One conversation per contact/group, as on the server: reuse the one we already show —
+    // unless one with the same contact is still to be deleted: what we show may be that very
+    // conversation under another id (a create whose answer was lost), so start a new one.
+    const existing =
+      'contact_id' in party
+        ? await db.conversations.where('contact_id').equals(party.contact_id).first()
+        : await db.conversations.where('group_id').equals(party.group_id).first();
+    if (existing && after.length === 0) return existing.id;
+    const id = newTempId();
+    await db.outbox.add(newOp(ctx, 'conversation', id, { kind: 'conversation.create', ...party }, after));
+    await rebuild(ctx, { conversations: [id] });
+    return id;
+  });
+}
+
+/** Conversations with this contact (or group) whose delete is queued: a new create goes after them. */
+async function queuedDeletesOf(ctx: WriteContext, who: Party): Promise<string[]> {
+  const { db } = ctx;
+  const deletes = await db.outbox.filter((op) => op.body.kind === 'conversation.delete').toArray();
+  const ids: string[] = [];
+  for (const del of deletes) {
+    const known = await db.serverConversations.get(del.entityId);
+    const create = known ? undefined : (await opsFor(ctx, del.entityId)).find((op) => op.body.kind === 'conversation.create');
+    const of = known ?? (create?.body.kind === 'conversation.create' ? create.body : null);
+    if (!of) continue;
+    const same = 'contact_id' in who ? of.contact_id === who.contact_id : of.group_id === who.group_id;
+    if (same) ids.push(del.entityId);
+  }
+  return ids;
+}
