@@ -2,9 +2,10 @@
 // "This device": whether the browser keeps Parley's data (persistent storage), how much of the
 // quota it uses, and what has not reached the server yet: what decides if the data survives.
 import { useLiveQuery } from 'dexie-react-hooks';
-import { useCallback, useEffect, useState, type FormEvent } from 'react';
+import { lazy, Suspense, useCallback, useEffect, useState, type FormEvent } from 'react';
 import { defaultBudget, effectiveBudget, MiB, summarise } from '@/lib/offline/policy';
 import { keptConversationIds, readBudgetSetting, readKeepPinned, readOfflineStatus, setBudget, setKeepPinned, wakeDownloaderOnConnectionChange, type OfflineStatus } from '@/lib/offline/settings';
+import { readLock } from '@/lib/view/lock/device-lock';
 import { readDeviceStorage, requestPersistence, type DeviceStorage } from '@/lib/view/device-storage';
 import { countOf, humanSize } from '@/lib/view/format';
 import { listDevices } from '@/lib/view/devices';
@@ -12,6 +13,9 @@ import { AddPhone } from './AddPhone';
 import { navigate } from './router';
 import { useSession } from './session-context';
 import { useSyncStatus } from './StatusBar';
+
+// Changing the PIN or the screen lock: its forms load when the screen shows them.
+const LockSettings = lazy(() => import('./lock/LockSettings').then((m) => ({ default: m.LockSettings })));
 
 function persistedText(persisted: boolean | null): string {
   if (persisted === true) return 'Yes: persistent storage. The browser will not clear it to free space.';
@@ -35,6 +39,7 @@ export function StorageScreen() {
   }
 
   const unsent = status ? status.pendingCount + status.failed.length : null;
+  const [hasLock] = useState(() => readLock(window.localStorage) !== null);
   return (
     <section className="screen" aria-labelledby="device-title">
       <div className="screen-head">
@@ -73,6 +78,11 @@ export function StorageScreen() {
       </p>
       <OfflineFiles quota={storage?.quota ?? null} />
       <OtherDevices />
+      {hasLock && (
+        <Suspense fallback={null}>
+          <LockSettings userName="Parley on this device" />
+        </Suspense>
+      )}
     </section>
   );
 }
