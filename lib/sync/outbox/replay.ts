@@ -11,7 +11,7 @@
 //     - Conversation create: the server allows one conversation per contact/group, so a repeat
 //       answers 409 conversation_exists with existing_id, and we adopt that conversation.
 //     - File upload is the only truly non-idempotent request. See verifyUpload.
-import { Conversation, FileObject, FilePage, type FileObject as FileObjectT } from '../../schemas';
+import { Conversation, FileObject, FilePage, type FileObject as FileObjectT } from '../../objects';
 import * as apply from './apply';
 import type { ParleyDb } from '../mirror/db';
 import { getMeta, setMeta } from '../mirror/meta';
