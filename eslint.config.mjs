@@ -47,6 +47,7 @@ export default defineConfig(
   globalIgnores([
     '**/.next/**',
     'public/sw.js',
+    'public/sw-background.js',
     'lib/client/v1.ts',
     'next-env.d.ts',
     'data/**',

@@ -1,180 +1,17 @@
-// One zod schema per API object. The server builds its responses from these types, the client
-// validates input with them before queueing, and the tests check real responses against them.
+// The API's inputs: bodies and query parameters, one zod schema each, built on the objects the
+// server sends (lib/objects.ts, re-exported here so this stays the one place to import a schema
+// from on the server). The server reads requests with them, the client validates input with them
+// before queueing, and the OpenAPI document is generated from both.
 import { z } from 'zod';
+import { ExternalId, Id, MAX_TIMESTAMP, Timestamp } from './objects';
 
-export const ID_PATTERN = /^[A-Za-z0-9]{16}$/;
-export const EXTERNAL_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
-/** Timestamps are Unix seconds; anything past year 9999 is a mistake, not a date. */
-export const MAX_TIMESTAMP = 253402300799;
-
-export const Id = z.string().regex(ID_PATTERN, 'must be 16 characters of A-Z, a-z, 0-9');
-export const ExternalId = z.string().regex(EXTERNAL_ID_PATTERN, 'must be 1-64 characters of A-Z, a-z, 0-9, _ and -');
-export const Timestamp = z.int().min(0).max(MAX_TIMESTAMP);
-
-export const Conversation = z.strictObject({
-  id: Id,
-  contact_id: ExternalId.nullable(),
-  group_id: ExternalId.nullable(),
-  pinned_message_id: Id.nullable(),
-  is_pinned: z.boolean(),
-  is_muted: z.boolean(),
-  last_active_at: Timestamp.nullable(),
-  last_opened_at: Timestamp.nullable(),
-  created_at: Timestamp,
-  archived_at: Timestamp.nullable(),
-});
-export type Conversation = z.infer<typeof Conversation>;
-
-export const FileObject = z.strictObject({
-  id: Id,
-  message_id: Id,
-  filename: z.string().min(1),
-  file_url: z.string().url(),
-  file_type: z.string().min(3),
-  file_size: z.int().min(0),
-  created_at: Timestamp,
-});
-export type FileObject = z.infer<typeof FileObject>;
-
-export function Page<T extends z.ZodType>(item: T) {
-  return z.strictObject({ has_more: z.boolean(), data: z.array(item) });
-}
-export const ConversationPage = Page(Conversation);
-export const FilePage = Page(FileObject);
-export interface PageOf<T> {
-  has_more: boolean;
-  data: T[];
-}
-
-// ---- The change feed (an extension): what changed after a cursor, oldest first. ----
-
-const tombstone = z.strictObject({ id: Id });
-export const ChangeEvent = z.discriminatedUnion('type', [
-  z.strictObject({ id: z.string().min(1), type: z.literal(['conversation.created', 'conversation.updated']), created_at: Timestamp, object: Conversation }),
-  z.strictObject({ id: z.string().min(1), type: z.literal('conversation.deleted'), created_at: Timestamp, object: tombstone }),
-  z.strictObject({ id: z.string().min(1), type: z.literal(['file.created', 'file.updated']), created_at: Timestamp, object: FileObject, conversation_id: Id }),
-  z.strictObject({ id: z.string().min(1), type: z.literal('file.deleted'), created_at: Timestamp, object: tombstone, conversation_id: Id }),
-]);
-export type ChangeEvent = z.infer<typeof ChangeEvent>;
-export type ChangeEventType = ChangeEvent['type'];
-
-export const EventPage = z.strictObject({
-  data: z.array(ChangeEvent),
-  has_more: z.boolean(),
-  /** The cursor to ask with next (the last event's id, or the one given when nothing came). */
-  next: z.string().min(1),
-});
-export type EventPage = z.infer<typeof EventPage>;
-/** GET /v1/me (extension): the user the bearer token belongs to. */
-export const Me = z.strictObject({ id: z.string().min(1) });
-export type Me = z.infer<typeof Me>;
-
-// ---- Devices and pairing (extensions of Parley's own server). ----
-
-/** GET /v1/me/devices: one stored token of the caller's user (a device, or a CLI token). */
-export const Device = z.strictObject({
-  id: Id,
-  label: z.string().nullable(),
-  created_at: Timestamp,
-  last_seen_at: Timestamp.nullable(),
-  current: z.boolean(),
-});
-export type Device = z.infer<typeof Device>;
-export const DevicePage = Page(Device);
-export type DevicePage = z.infer<typeof DevicePage>;
-
-/** The short code: 8 characters of an alphabet without look-alikes (no 0/O, 1/I/L, U). */
-export const PAIRING_ALPHABET = '23456789ABCDEFGHJKMNPQRSTVWXYZ';
-export const PAIRING_CODE_LENGTH = 8;
-export const PairingStatus = z.enum(['waiting', 'redeemed', 'approved', 'denied', 'collected', 'expired']);
-export type PairingStatus = z.infer<typeof PairingStatus>;
-
-/** POST /v1/me/pairings: a one-use code, valid until expires_at (2 minutes). */
-export const PairingCreated = z.strictObject({ id: Id, code: z.string().length(PAIRING_CODE_LENGTH), expires_at: Timestamp });
-export type PairingCreated = z.infer<typeof PairingCreated>;
-/** GET /v1/me/pairings/{id}: what became of a code (label: the device that redeemed it). */
-export const Pairing = z.strictObject({
-  id: Id,
-  status: PairingStatus,
-  user: z.string().min(1),
-  label: z.string().nullable(),
-  created_at: Timestamp,
-  expires_at: Timestamp,
-});
-export type Pairing = z.infer<typeof Pairing>;
-/** POST /v1/pairings/redeem: no token, only the secret that collects it once approved. */
-export const PairingRedeemed = z.strictObject({ pairing_id: Id, secret: z.string().min(32), expires_at: Timestamp });
-export type PairingRedeemed = z.infer<typeof PairingRedeemed>;
-/** POST /v1/pairings/{id}/token: the new device's own token (once). */
-export const PairingToken = z.strictObject({ token: z.string().min(1), user: z.string().min(1), device_id: Id });
-export type PairingToken = z.infer<typeof PairingToken>;
+export * from './objects';
 
 export const PairingRedeemInput = z.strictObject({
   code: z.string().min(1).max(64),
   label: z.string().min(1).max(200).optional(),
 });
 export const PairingTokenInput = z.strictObject({ secret: z.string().min(1).max(200) });
-
-export const ErrorCode = z.enum([
-  'unauthenticated',
-  // 401: this token was revoked with wipe (`npm run token -- revoke <id> --wipe`): the device
-  // erases everything of the user it holds, without asking.
-  'device_wiped',
-  'parameter_invalid',
-  'parameter_missing',
-  'parameter_unknown',
-  'resource_missing',
-  'method_not_allowed',
-  'conversation_exists',
-  'idempotency_conflict',
-  'events_expired',
-  // 409, retryable: the first request with this Idempotency-Key is still running (or was abandoned
-  // by a crashed process); retry with the same key after Retry-After.
-  'idempotency_in_progress',
-  'file_too_large',
-  'unsupported_media_type',
-  'rate_limited',
-  'internal',
-  // 503, retryable: the database refuses writes (read-only) or cannot be reached.
-  'service_unavailable',
-  // 507, retryable: the disk, the database or the object store is full; nothing was stored.
-  'insufficient_storage',
-  // Proxy mode only: the upstream service could not be reached or did not answer in time.
-  'upstream_unavailable',
-  'upstream_timeout',
-  // Resumable uploads (tus): 409, the Upload-Offset is not the upload's (HEAD tells where to resume);
-  // 409, retryable, another request is writing to the upload; 410, the upload expired; 412, a
-  // Tus-Resumable version this server does not speak.
-  'upload_offset_mismatch',
-  'upload_in_progress',
-  'upload_expired',
-  'tus_version_unsupported',
-  // 429, retryable: the user has MAX_OPEN_UPLOADS_PER_USER unfinished uploads (an abandoned one
-  // counts until it expires; Retry-After says when the next one does); finish or DELETE one.
-  'too_many_uploads',
-  // 409: the upload holds MAX_UPLOAD_CHUNKS - 1 chunks; the next PATCH must carry every byte left.
-  'upload_chunk_limit',
-  // 431: the request's headers are beyond Node's limit (16 KiB in all); the connection is closed.
-  'request_header_fields_too_large',
-  // 408: the request's headers (HEADERS_TIMEOUT_MS) or all of it (REQUEST_TIMEOUT_MS) took too long.
-  'request_timeout',
-  // Pairing a device (extension): 410, the code or the request expired (2 minutes) or was used
-  // already (one use); 409, retryable, the first device has not approved yet; 403, it denied.
-  'pairing_expired',
-  'pairing_used',
-  'pairing_pending',
-  'pairing_denied',
-]);
-export type ErrorCode = z.infer<typeof ErrorCode>;
-
-export const ApiErrorBody = z.strictObject({
-  type: z.enum(['invalid_request', 'api_error']),
-  code: ErrorCode,
-  message: z.string().min(1),
-  param: z.string().optional(),
-  existing_id: Id.optional(),
-});
-export type ApiErrorBody = z.infer<typeof ApiErrorBody>;
 
 // ---- Inputs. Form bodies carry strings, JSON bodies carry typed values: both are accepted. ----
 
@@ -195,8 +32,8 @@ const cleared = z.union([z.literal(''), z.null()]).transform(() => null);
 
 export const ConversationCreateInput = z
   .strictObject({
-    contact_id: ExternalId.optional(),
-    group_id: ExternalId.optional(),
+    contact_id: z.optional(ExternalId),
+    group_id: z.optional(ExternalId),
   })
   .meta({ description: 'Exactly one of contact_id or group_id (neither or both: 400)' });
 export type ConversationCreateInput = z.infer<typeof ConversationCreateInput>;
@@ -256,12 +93,12 @@ export const ListLimit = z
   .meta({ description: 'Page size, 1-100 (default 10)', examples: ['10'] });
 export const PageQuery = z.strictObject({
   limit: ListLimit.optional(),
-  starting_after: Id.meta({ description: 'The id of an item in the list: the page after it' }).optional(),
-  ending_before: Id.meta({ description: 'The id of an item in the list: the page before it' }).optional(),
+  starting_after: z.optional(Id.check(z.meta({ description: 'The id of an item in the list: the page after it' }))),
+  ending_before: z.optional(Id.check(z.meta({ description: 'The id of an item in the list: the page before it' }))),
 });
 
 export const FileListQuery = z.strictObject({
-  conversation_id: Id.meta({ description: 'Only the files of this conversation (the caller\'s, else 404)' }).optional(),
+  conversation_id: z.optional(Id.check(z.meta({ description: 'Only the files of this conversation (the caller\'s, else 404)' }))),
 });
 
 /** An event cursor: opaque, valid for the user it was issued to. */
@@ -288,8 +125,8 @@ export const FileUploadInput = z
         'One part with a filename (1-255 bytes; no /, \\, control or invisible format characters). Its Content-Type is ' +
         'file_type unless absent or application/octet-stream: then the type is sniffed from the bytes and the name.',
     }),
-    conversation_id: Id.meta({ description: 'A conversation of the caller: a new message in it carries the file' }).optional(),
-    message_id: Id.meta({ description: 'A message of the caller: the file is attached to it' }).optional(),
+    conversation_id: z.optional(Id.check(z.meta({ description: 'A conversation of the caller: a new message in it carries the file' }))),
+    message_id: z.optional(Id.check(z.meta({ description: 'A message of the caller: the file is attached to it' }))),
   })
   .meta({ description: 'The file part, and exactly one of conversation_id or message_id (neither or both: 400)' });
 
@@ -297,5 +134,5 @@ export const ConversationListQuery = z.strictObject({
   muted: BooleanInput.meta({ description: 'true: only muted; false: only not muted' }).optional(),
   archived: BooleanInput.meta({ description: 'true: only archived; false: only not archived' }).optional(),
   pinned: BooleanInput.meta({ description: 'true: only pinned; false: only not pinned' }).optional(),
-  group_id: ExternalId.meta({ description: 'Only the conversation of this group' }).optional(),
+  group_id: z.optional(ExternalId.check(z.meta({ description: 'Only the conversation of this group' }))),
 });

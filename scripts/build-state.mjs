@@ -22,11 +22,12 @@ export const SOURCES = [
   'package-lock.json',
   'scripts/build.mjs',
   'scripts/build-sw.mjs',
+  'scripts/precache-shell.mjs',
   'scripts/build-server.mjs',
 ];
 
 /** Files the build writes inside source directories: never sources. */
-export const GENERATED = new Set(['public/sw.js']);
+export const GENERATED = new Set(['public/sw.js', 'public/sw-background.js']);
 
 /** Build outputs, relative to the project root. */
 export const OUTPUT_DIR = path.join('.next', 'parley');
@@ -38,7 +39,7 @@ export const TOKEN_BUNDLE = path.join(OUTPUT_DIR, 'token.mjs');
 export const AUDIT_BUNDLE = path.join(OUTPUT_DIR, 'audit.mjs');
 const NEXT_BUILD_ID = path.join('.next', 'BUILD_ID');
 /** What must exist for the stamp to mean anything (a half-deleted build is not current). */
-const OUTPUTS = [NEXT_BUILD_ID, SERVER_BUNDLE, TOKEN_BUNDLE, AUDIT_BUNDLE, 'public/sw.js', path.join('.next', 'csp-hashes.json')];
+const OUTPUTS = [NEXT_BUILD_ID, SERVER_BUNDLE, TOKEN_BUNDLE, AUDIT_BUNDLE, 'public/sw.js', 'public/sw-background.js', path.join('.next', 'csp-hashes.json')];
 
 function sourceFiles(root) {
   const files = [];

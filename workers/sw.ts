@@ -1,16 +1,48 @@
 /// <reference lib="webworker" />
-// The service worker: precaches the app shell and build assets, serves navigations offline, keeps
-// files the user opened so they open offline too, and downloads the files of conversations kept
-// offline (lib/offline/downloader.ts says why here and not in the sync worker). /v1 is never cached (the mirror is the
-// offline copy of the data).
+// The service worker: precaches the app shell, caches the rest of the build's code on first use,
+// serves navigations offline, keeps files the user opened so they open offline too, and downloads
+// the files of conversations kept offline (lib/offline/downloader.ts says why here and not in the
+// sync worker). /v1 is never cached (the mirror is the offline copy of the data). The flush and the
+// downloads are its IndexedDB half (./sw-background.ts), evaluated on first need.
 import { cleanupOutdatedCaches, createHandlerBoundToURL, matchPrecache, precacheAndRoute } from 'workbox-precaching';
 import { NavigationRoute, registerRoute } from 'workbox-routing';
-import { noteOpened, partialResponse, runPass, type DownloaderDeps } from '../lib/offline/downloader';
+import type { DownloaderDeps } from '../lib/offline/downloader';
 import { pauseReason, type ConnectionLike } from '../lib/offline/policy';
 import { OFFLINE_MESSAGE } from '../lib/offline/settings';
-import { databaseOfTag, flushOutbox, isSealedDatabase, OPENED_FILES_CACHE } from '../lib/sync/service-worker';
+import { databaseOfTag, OPENED_FILES_CACHE } from '../lib/sync/service-worker';
+import type { Background } from './sw-background';
 
 declare const self: ServiceWorkerGlobalScope & { __WB_MANIFEST: Array<{ url: string; revision: string | null }> };
+/** The build this worker came with, and where its IndexedDB half is (scripts/build-sw.mjs). */
+declare const PARLEY_BUILD_ID: string;
+declare const PARLEY_BACKGROUND_URL: string;
+
+/**
+ * The flush and the downloader (workers/sw-background.ts), evaluated on first need. A service
+ * worker may fetch a script with importScripts() only until it is installed; later calls are
+ * answered from the scripts stored then. So the install imports it once (stored with this
+ * version), and a later start evaluates it only when an event needs it.
+ */
+let background: Background | undefined;
+function loadBackground(): Background {
+  if (!background) {
+    importScripts(PARLEY_BACKGROUND_URL);
+    background = (self as unknown as { parleyBackground: Background }).parleyBackground;
+  }
+  return background;
+}
+self.addEventListener('install', () => {
+  loadBackground();
+});
+
+/**
+ * Code the shell does not need at start — the viewer's pdf.js and its workers, anything not in the
+ * precache — kept here once it was fetched: a hashed build file never changes, so a copy is always
+ * right. One cache per build; an activating version drops the older ones (the precache is
+ * workbox's to clean).
+ */
+const CODE_CACHE_PREFIX = 'parley-code-';
+const CODE_CACHE = `${CODE_CACHE_PREFIX}${PARLEY_BUILD_ID}`;
 
 /** Background Sync's event (not in TypeScript's webworker types). */
 interface SyncEvent extends ExtendableEvent {
@@ -25,13 +57,33 @@ cleanupOutdatedCaches();
 registerRoute(
   ({ url }) => url.pathname.includes('/turbopack-worker-'),
   async ({ url, request }) => {
-    const cached = await matchPrecache(url.pathname);
+    const cached = (await matchPrecache(url.pathname)) ?? (await caches.match(url.pathname, { cacheName: CODE_CACHE }));
     if (!cached) return fetch(request);
     return new Response(cached.body, { status: cached.status, headers: cached.headers });
   },
 );
 
 precacheAndRoute(self.__WB_MANIFEST);
+
+// The rest of the build's files (not precached: the app shell is, scripts/build-sw.mjs) on first use.
+registerRoute(
+  ({ url, request }) => url.origin === self.location.origin && url.pathname.startsWith('/_next/static/') && request.method === 'GET',
+  async ({ request, event }) => {
+    const cache = await caches.open(CODE_CACHE);
+    const cached = await cache.match(request.url);
+    if (cached) return cached;
+    const response = await fetch(request);
+    if (response.status === 200) (event as ExtendableEvent).waitUntil(cache.put(request.url, response.clone()).catch(() => {}));
+    return response;
+  },
+);
+self.addEventListener('activate', (event) => {
+  event.waitUntil(
+    (async () => {
+      for (const name of await caches.keys()) if (name.startsWith(CODE_CACHE_PREFIX) && name !== CODE_CACHE) await caches.delete(name);
+    })(),
+  );
+});
 
 // Every navigation gets the precached shell: the app routes on the client and reads IndexedDB.
 // Requests for React Server Component data (RSC header) are never answered with HTML. Single
@@ -58,7 +110,7 @@ registerRoute(
     const extend = (work: Promise<unknown>) => (event as ExtendableEvent).waitUntil(work.catch(() => {}));
     if (cached) {
       extend(opened(request.url, Number(cached.headers.get('content-length') ?? 0)));
-      return request.headers.has('range') ? partialResponse(request, cached) : cached;
+      return request.headers.has('range') ? loadBackground().partialResponse(request, cached) : cached;
     }
     if (request.headers.has('range')) return fetch(request);
     const response = await fetch(request);
@@ -104,7 +156,7 @@ async function appDatabases(): Promise<string[]> {
 const sealed = new Set<string>();
 async function databaseIsSealed(database: string): Promise<boolean> {
   if (sealed.has(database)) return true;
-  if (!(await isSealedDatabase(database))) return false;
+  if (!(await loadBackground().isSealedDatabase(database))) return false;
   sealed.add(database);
   await caches.delete(OPENED_FILES_CACHE);
   return true;
@@ -128,7 +180,7 @@ function pass(database: string): Promise<void> {
       do {
         entry.again = false;
         if (await databaseIsSealed(database)) break;
-        await runPass(database, downloader).catch((error) => console.warn('[parley] keep offline:', error));
+        await loadBackground().runPass(database, downloader).catch((error) => console.warn('[parley] keep offline:', error));
       } while (entry.again);
     } finally {
       passes.delete(database);
@@ -145,7 +197,7 @@ async function passAll(): Promise<void> {
 async function opened(url: string, size: number): Promise<void> {
   for (const database of await appDatabases()) {
     if (await databaseIsSealed(database)) continue;
-    if (await noteOpened(database, url, size > 0 ? { size } : null, downloader)) await pass(database);
+    if (await loadBackground().noteOpened(database, url, size > 0 ? { size } : null, downloader)) await pass(database);
   }
 }
 
@@ -189,7 +241,7 @@ self.addEventListener('sync', (event) => {
       if (await appOnScreen()) throw new Error('the app is open: its sync worker sends the changes');
       // Sealed: only the app, unlocked, can read the outbox (a tag registered before the lock).
       if (await databaseIsSealed(database)) return;
-      const result = await flushOutbox({ database, fetch: (input, init) => fetch(input, init), locks: self.navigator.locks });
+      const result = await loadBackground().flushOutbox({ database, fetch: (input, init) => fetch(input, init), locks: self.navigator.locks });
       if (result === 'retry') throw new Error('the outbox could not be sent yet');
     })(),
   );

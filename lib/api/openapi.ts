@@ -10,7 +10,7 @@ import { HEADERS } from './routes/responses';
 const COMPONENTS = '#/components/schemas/';
 
 /** Components named by their id; a schema used inside another is a $ref to it. */
-function components(schemas: Record<string, z.ZodType>, io: 'input' | 'output'): Record<string, object> {
+function components(schemas: Record<string, z.core.$ZodType>, io: 'input' | 'output'): Record<string, object> {
   const registry = z.registry<{ id: string }>();
   for (const [id, schema] of Object.entries(schemas)) registry.add(schema, { id });
   const { schemas: out } = z.toJSONSchema(registry, { target: 'draft-2020-12', io, uri: (id) => `${COMPONENTS}${id}` });

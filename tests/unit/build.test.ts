@@ -28,6 +28,7 @@ function builtProject() {
   write('.next/parley/token.mjs', '// compiled');
   write('.next/parley/audit.mjs', '// compiled');
   write('public/sw.js', '// generated worker');
+  write('public/sw-background.js', '// its IndexedDB half');
   writeStamp(root, sourcesDigest(root));
 }
 
@@ -41,6 +42,7 @@ describe('build state', () => {
     builtProject();
     expect(buildState(root)).toMatchObject({ current: true });
     write('public/sw.js', '// a newer generated worker'); // written by the build itself, after next build
+    write('public/sw-background.js', '// a newer half');
     const later = new Date(Date.now() + 3_600_000);
     fs.utimesSync(path.join(root, 'lib/config.ts'), later, later); // touched, same content
     expect(buildState(root)).toMatchObject({ current: true });

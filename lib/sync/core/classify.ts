@@ -19,7 +19,7 @@
 // proxy's or another tus server's body, a code newer than the schema's list: `device_wiped`).
 // Anything else (HTML, text, empty, JSON of another shape) classifies by status alone, with the
 // message `HTTP <status>`.
-import { ApiErrorBody } from '../../schemas';
+import { ApiErrorBody } from '../../objects';
 
 export type Outcome<T> =
   /** 2xx with a valid body. */

@@ -1,7 +1,8 @@
 // The thin edge to /v1: builds requests, sorts every outcome into one of a few kinds the
 // engine acts on (an answer through classify.ts), and validates response bodies with the shared
 // schemas. The fetch is injected.
-import { z } from 'zod';
+// zod/mini's parse takes any zod schema (the objects are zod/mini's: lib/objects.ts).
+import { safeParse, type core } from 'zod/mini';
 import { classify, type Outcome } from './classify';
 
 export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>;
@@ -64,7 +65,7 @@ function urlFor(baseUrl: string, spec: RequestSpec): string {
 }
 
 /** Sends one request and classifies the result. `schema` null = no body expected (204). */
-export async function call<T>(deps: HttpDeps, spec: RequestSpec, schema: z.ZodType<T> | null): Promise<Outcome<T>> {
+export async function call<T>(deps: HttpDeps, spec: RequestSpec, schema: core.$ZodType<T> | null): Promise<Outcome<T>> {
   const token = await deps.getToken();
   if (!token) return { kind: 'unauthenticated', message: 'not signed in' };
   const headers: Record<string, string> = { Authorization: `Bearer ${token}` };
@@ -114,7 +115,7 @@ export async function call<T>(deps: HttpDeps, spec: RequestSpec, schema: z.ZodTy
   if (answer.kind !== 'ok') return answer;
   const { replayed, serverTime } = answer;
   if (schema === null) return { kind: 'ok', value: undefined as T, replayed, serverTime };
-  const parsed = schema.safeParse(safeJson(text));
+  const parsed = safeParse(schema, safeJson(text));
   if (!parsed.success) return { kind: 'network', message: `unreadable ${response.status} response` };
   return { kind: 'ok', value: parsed.data, replayed, serverTime };
 }

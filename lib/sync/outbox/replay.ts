@@ -13,7 +13,7 @@
 //     - File upload is the only truly non-idempotent request. See upload-verification.ts.
 // A cancelled upload is ended by cancellation.ts; the tus requests that takes are tus-requests.ts's,
 // a resumable upload's transfer resumable-upload.ts's.
-import { Conversation, FileObject, type FileObject as FileObjectT } from '../../schemas';
+import { Conversation, FileObject, type FileObject as FileObjectT } from '../../objects';
 import * as apply from './apply';
 import type { ParleyDb } from '../mirror/db';
 import { getMeta, setMeta } from '../mirror/meta';

@@ -23,7 +23,7 @@
 //   upload gone, an offset mismatch) is decided here from the classified outcome. Failures are
 //   settled by the replay like any other (backoff, 401 stop, dead letter with the server's message).
 import { Upload, type FileReader as TusFileReader, type FileSource, type HttpRequest, type HttpResponse, type HttpStack } from 'tus-js-client';
-import { FileObject, type FileObject as FileObjectT } from '../../schemas';
+import { FileObject, type FileObject as FileObjectT } from '../../objects';
 import type { ParleyDb } from '../mirror/db';
 import { getMeta, setMeta } from '../mirror/meta';
 import type { HttpDeps, Outcome } from '../core/http';

@@ -13,7 +13,7 @@
 // on the server and no duplicate is created. A request still being processed when we check
 // would be missed; the backoff before any retry makes that window small, and a server with
 // idempotency closes it entirely (we skip all this once we have seen Idempotent-Replayed).
-import { FilePage, type FileObject } from '../../schemas';
+import { FilePage, type FileObject } from '../../objects';
 import type { ParleyDb } from '../mirror/db';
 import { call, type HttpDeps, type Outcome } from '../core/http';
 import type { OutboxOp, UploadSnapshot } from './operations';

@@ -7,7 +7,7 @@
 //
 // What the server offers is remembered per database (meta `feed`): a plain server (404) is asked
 // again only after RECHECK_PLAIN_MS; a feed server that starts answering 404 is plain from then on.
-import { EventPage, type ChangeEvent, type Conversation, type FileObject } from '../../schemas';
+import { EventPage, type ChangeEvent, type Conversation, type FileObject } from '../../objects';
 import type { ParleyDb } from '../mirror/db';
 import { getMeta, setMeta } from '../mirror/meta';
 import { call, type HttpDeps } from '../core/http';

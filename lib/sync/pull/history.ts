@@ -9,7 +9,7 @@
 // server roughly what ten per-conversation listings do, so reading stops once it has read more
 // pages than the listings it could save are worth (`maxPages`, asked as it goes), or holds
 // MAX_PLACEMENTS entries (memory), or has nothing left to place (`wanted`).
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { FEED_PAGE_LIMIT } from './feed';
 import { call, type HttpDeps } from '../core/http';
 import { runPipelined } from './pager';
@@ -21,9 +21,9 @@ export const MAX_PLACEMENTS = 500_000;
  * parsed in the worker while it writes the listing, so the full event schema would cost the sync.
  */
 const HistoryPage = z.object({
-  data: z.array(z.object({ type: z.string(), object: z.object({ id: z.string() }), conversation_id: z.string().optional() })),
+  data: z.array(z.object({ type: z.string(), object: z.object({ id: z.string() }), conversation_id: z.optional(z.string()) })),
   has_more: z.boolean(),
-  next: z.string().min(1),
+  next: z.string().check(z.minLength(1)),
 });
 type HistoryPage = z.infer<typeof HistoryPage>;
 

@@ -21,7 +21,7 @@
 // The file object does not say its conversation: the scan (scan.ts) learns it for files a listing
 // left unplaced. The feed says it with every file event, so once the feed is followed, nothing
 // needs scanning again.
-import { ConversationPage, FilePage, type Conversation, type FileObject } from '../../schemas';
+import { ConversationPage, FilePage, type Conversation, type FileObject } from '../../objects';
 import { PULL_KEY, readPullState, type PullProgress, type PullState } from './state';
 import type { ParleyDb } from '../mirror/db';
 import { setMeta } from '../mirror/meta';

@@ -9,7 +9,7 @@
 // Cost: a few listings are in flight at once (SCAN_CONCURRENCY), and the finished ones are written
 // together — files, scan records and progress — in one transaction per SCAN_BATCH listings, not one
 // per conversation (a transaction's fixed cost would otherwise make IndexedDB the bottleneck).
-import { FilePage, type Conversation, type FileObject } from '../../schemas';
+import { FilePage, type Conversation, type FileObject } from '../../objects';
 import type { ParleyDb } from '../mirror/db';
 import { getMeta, setMeta } from '../mirror/meta';
 import { call } from '../core/http';

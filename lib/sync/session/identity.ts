@@ -2,7 +2,7 @@
 // that extension. Where it does not, "same user as this database?" is still answerable: a
 // conversation id the database mirrored answers 200 to the same user's token and 404 to anyone
 // else's (another user's resource is answered like a missing one).
-import { Conversation, ConversationPage, Me } from '../../schemas';
+import { Conversation, ConversationPage, Me } from '../../objects';
 import type { ParleyDb } from '../mirror/db';
 import { call, type FetchLike } from '../core/http';
 
