@@ -66,7 +66,12 @@ export interface EngineDeps {
   stuckAfterMs?: number;
   /** Periodic sync while started (ms). */
   periodMs?: number;
-  /** Coalesces bursts of local writes into one sync (ms). */
+  /**
+   * Coalesces bursts of local writes into one sync (ms; default 25). Writes of one gesture (a
+   * multi-select action) land within it; a person's next gesture is further away, and waiting
+   * longer only delays the change on the user's other devices (300 ms was most of a live update's
+   * time, issue 30). Writes made while a sync runs go in the run after it, together.
+   */
   debounceMs?: number;
   // ---- Pull side: live updates (see live.ts) ----
   /**
@@ -348,7 +353,7 @@ export class SyncEngine {
   }
 
   /** Debounced: local writes, `online`, the tab becoming visible. */
-  requestSync(delayMs = this.deps.debounceMs ?? 300): void {
+  requestSync(delayMs = this.deps.debounceMs ?? 25): void {
     const at = this.clock.now() + delayMs;
     // A sync already due sooner (e.g. for a poke) covers this request too.
     if (this.debounceTimer !== null && this.debounceAt <= at) return;
