@@ -3,18 +3,16 @@
 //      conversations changed server-side (through the API): time and the /v1 requests the worker
 //      made (Playwright's request events, page + worker).
 //    - On a plain server (no feed): a pass with nothing changed lists everything.
-//    - Live updates: two browser contexts signed in as alice; a conversation muted/unmuted in one
-//      (through its sync client, as the UI does) until its row shows it in the other, which nobody
-//      touches (the row on screen: the DOM, not just IndexedDB). p50/p95 of LIVE_SAMPLES.
+//    - Live updates (live.ts, which `npm run bench live` runs alone): two browser contexts of alice,
+//      p50/p95 of a change in one until the row on screen shows it in the other.
 //    - Idle: the /v1 requests an idle, signed-in client makes in a minute (live stream open).
-import type { Page } from 'playwright-core';
 import { waitIdle } from '../lib/app';
 import { aliceMirror, syncWorld, timedInitialSync, type SignedInSession } from '../lib/mirror';
 import type { Scenario } from '../lib/scenario';
 import { runToken } from '../lib/seed';
-import { median, percentile, round, sleep } from '../lib/stats';
+import { median, round, sleep } from '../lib/stats';
+import { liveFigures, liveLatencies } from './live';
 
-const LIVE_SAMPLES = Number(process.env.BENCH_LIVE_SAMPLES || 20);
 const IDLE_SECONDS = Number(process.env.BENCH_IDLE_SECONDS || 60);
 
 async function pass(session: SignedInSession): Promise<{ ms: number; requests: number }> {
@@ -26,43 +24,6 @@ async function pass(session: SignedInSession): Promise<{ ms: number; requests: n
     return performance.now() - t0;
   });
   return { ms, requests: session.requests.count };
-}
-
-/** The conversation in the first row of the list on screen, and its title. */
-async function topRow(page: Page): Promise<{ id: string; title: string }> {
-  return page.evaluate(() => {
-    const link = document.querySelector('[role="table"][aria-label="Conversations"] [aria-rowindex="2"] a') as HTMLAnchorElement;
-    const id = new URL(link.href).searchParams.get('c')!;
-    // The row's name (the link also holds the kind, the last activity and marks).
-    return { id, title: link.querySelector('.name')?.textContent ?? link.title };
-  });
-}
-
-/** One live update: muted (or unmuted) in A, until B's row shows it. Latency in ms (one clock). */
-async function liveOnce(a: Page, b: Page, target: { id: string; title: string }, muted: boolean): Promise<number> {
-  const label = `${muted ? 'Unmute' : 'Mute'} ${target.title}`;
-  const seen = b.evaluate(
-    (wanted) =>
-      new Promise<number>((resolve) => {
-        const started = Date.now();
-        const look = () => {
-          if (document.querySelector(`[aria-rowindex="2"] button[aria-label="${CSS.escape(wanted)}"]`)) resolve(Date.now());
-          else if (Date.now() - started > 30_000) resolve(NaN); // never shown: reported, not waited for forever
-          else requestAnimationFrame(look);
-        };
-        look();
-      }),
-    label,
-  );
-  const t0 = await a.evaluate(
-    async ([id, value]) => {
-      const at = Date.now();
-      await (window as any).parley.client.updateConversation(id, { is_muted: value });
-      return at;
-    },
-    [target.id, muted] as const,
-  );
-  return (await seen) - t0;
 }
 
 export const steadySync: Scenario = {
@@ -103,27 +64,11 @@ export const steadySync: Scenario = {
       await fetch(`${w.app.baseUrl}/v1/conversations/${id}`, { method: 'PUT', headers: auth, body: JSON.stringify({ is_pinned: false, is_muted: false }) });
     }
 
-    // Live updates: a second context of alice (its own initial sync), B = the mirror above.
-    const other = await timedInitialSync(w.browser, w.app.baseUrl, runToken('alice'), { conversations: w.alice.ids.length, files: w.alice.files });
-    const a = other.session.page;
-    const b = session.page;
-    await waitIdle(a);
-    await waitIdle(b);
-    const target = await topRow(b);
-    const latencies: number[] = [];
-    let muted = (await b.evaluate(async (id) => (await (window as any).parley.db.conversations.get(id)).is_muted, target.id)) as boolean;
-    for (let i = 0; i < LIVE_SAMPLES; i++) {
-      muted = !muted;
-      latencies.push(await liveOnce(a, b, target, muted));
-      await waitIdle(a);
-      await waitIdle(b);
-    }
-    log(`live latency over ${LIVE_SAMPLES}: ${latencies.map((x) => x.toFixed(0)).join(', ')} ms`);
-    if (latencies.some((x) => Number.isNaN(x))) throw new Error(`a live update never showed in the other context (${target.title})`);
-    await other.session.context.close();
+    // Live updates (live.ts): a second context of alice, B = the mirror above.
+    const latencies = await liveLatencies(w, session, log);
 
     // Idle: nobody touches anything for a minute.
-    await waitIdle(b);
+    await waitIdle(session.page);
     session.requests.reset();
     await sleep(IDLE_SECONDS * 1000);
     const idlePerMinute = (session.requests.count * 60) / IDLE_SECONDS;
@@ -141,8 +86,7 @@ export const steadySync: Scenario = {
       { name: 'feed: sync pass, nothing changed: requests', value: median(unchanged.map((x) => x.requests)), unit: 'req', target: { op: '<=' as const, value: 1 } },
       { name: 'feed + live: 10 conversations changed elsewhere, last change to all in the mirror', value: round(median(changed.map((x) => x.ms)) / 1000, 3), unit: 's' },
       { name: 'feed + live: 10 conversations changed elsewhere: requests', value: median(changed.map((x) => x.requests)), unit: 'req' },
-      { name: `live update, another context, to the row on screen: p50 (${LIVE_SAMPLES} samples)`, value: round(percentile(latencies, 50) / 1000, 3), unit: 's' },
-      { name: 'live update: p95', value: round(percentile(latencies, 95) / 1000, 3), unit: 's', target: { op: '<=' as const, value: 2 } },
+      ...liveFigures(latencies),
       { name: 'idle signed-in client: requests per minute (live stream open)', value: round(idlePerMinute, 1), unit: 'req/min', target: { op: '<=' as const, value: 5 } },
       { name: 'plain server: sync pass, nothing changed: time', value: round(median(plainPasses.map((x) => x.ms)) / 1000, 2), unit: 's' },
       { name: 'plain server: sync pass, nothing changed: requests', value: median(plainPasses.map((x) => x.requests)), unit: 'req' },

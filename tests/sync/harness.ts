@@ -56,6 +56,13 @@ export class FaultyNetwork {
   /** Open live streams (GET /v1/events/stream), which tests can cut or silence. */
   readonly streams = new Set<LiveStreamControl>();
 
+  /**
+   * Rewrites the live streams' messages, as something between the server and the app could: each
+   * complete SSE message (its lines, without the blank line that ends it) is replaced by what this
+   * returns (nothing: dropped; two: sent twice). Null: the bytes pass as they are.
+   */
+  streamFilter: ((message: string) => string[]) | null = null;
+
   /** Cuts every open live stream, as a network drop would. */
   dropStreams(): void {
     for (const stream of this.streams) stream.drop();
@@ -86,6 +93,9 @@ export class FaultyNetwork {
         };
         this.streams.add(control);
         void (async () => {
+          const decoder = new TextDecoder();
+          const encoder = new TextEncoder();
+          let text = '';
           try {
             for (;;) {
               const chunk = await upstream.read();
@@ -93,7 +103,19 @@ export class FaultyNetwork {
                 controller.close();
                 break;
               }
-              if (!stalled) controller.enqueue(chunk.value);
+              if (stalled) continue;
+              if (!this.streamFilter) {
+                controller.enqueue(chunk.value);
+                continue;
+              }
+              text += decoder.decode(chunk.value, { stream: true });
+              let out = '';
+              for (let end = text.indexOf('\n\n'); end >= 0; end = text.indexOf('\n\n')) {
+                const message = text.slice(0, end);
+                text = text.slice(end + 2);
+                for (const sent of this.streamFilter(message)) out += `${sent}\n\n`;
+              }
+              if (out) controller.enqueue(encoder.encode(out));
             }
           } catch (error) {
             try {

@@ -3,7 +3,8 @@
 // handed in, so tests can run it against a real server with injected faults.
 import type { ParleyDb } from '../mirror/db';
 import { getMeta, setMeta } from '../mirror/meta';
-import { readFeed } from '../pull/feed';
+import { applyStreamed, readFeed } from '../pull/feed';
+import type { ChangeEvent } from '../../schemas';
 import { advertisesIdempotency, type FetchLike, type HttpDeps, type UploadLike } from '../core/http';
 import { Leadership, type LeaderLocks, type OpenTabChannel } from './leader';
 import { LiveStream } from './live';
@@ -65,12 +66,18 @@ export interface EngineDeps {
   stuckAfterMs?: number;
   /** Periodic sync while started (ms). */
   periodMs?: number;
-  /** Coalesces bursts of local writes into one sync (ms). */
+  /**
+   * Coalesces bursts of local writes into one sync (ms; default 25). Writes of one gesture (a
+   * multi-select action) land within it; a person's next gesture is further away, and waiting
+   * longer only delays the change on the user's other devices (300 ms was most of a live update's
+   * time, issue 30). Writes made while a sync runs go in the run after it, together.
+   */
   debounceMs?: number;
   // ---- Pull side: live updates (see live.ts) ----
   /**
-   * Open the change feed's live stream while the server has the feed. Each event it announces is
-   * pulled at once; the periodic sync then slows to `safetyPeriodMs`.
+   * Open the change feed's live stream while the server has the feed. Each event it carries is
+   * applied as it comes when it is the next after the feed cursor, else pulled at once; the periodic
+   * sync then slows to `safetyPeriodMs`.
    */
   live?: { silenceMs?: number; backoff?: { baseMs: number; maxMs: number } };
   /** The periodic sync while the live stream is up: a safety net, not the way changes arrive (ms). */
@@ -133,6 +140,12 @@ export class SyncEngine {
   private leadership: Leadership | null = null;
   /** What the last pull found: the server has the change feed (null: no pull yet). */
   private feedSeen: boolean | null = null;
+  /** The end of this engine's turns (a sync, a flush, streamed events): one at a time, in order. */
+  private lastTurn: Promise<unknown> = Promise.resolve();
+  /** Streamed events being applied (settled() waits for them). */
+  private streamWork: Promise<unknown> = Promise.resolve();
+  /** Runs of streamed events applied as they came, and left to the feed (tests, diagnostics). */
+  readonly streamed = { applied: 0, refused: 0 };
 
   constructor(private readonly deps: EngineDeps) {
     this.clock = deps.clock ?? realClock;
@@ -150,6 +163,9 @@ export class SyncEngine {
           getToken: deps.getToken,
           getCursor: async () => (await readFeed(deps.mirrorDb ?? deps.db))?.cursor ?? null,
           onPoke: () => this.requestPull(),
+          onEvents: (after, events) => {
+            this.streamWork = Promise.all([this.streamWork, this.applyStreamedEvents(after, events)]).then(() => undefined);
+          },
           onExpired: () => this.requestPull(),
           onConnected: () => this.liveChanged(),
           clock: this.clock,
@@ -169,7 +185,7 @@ export class SyncEngine {
       this.again = true;
       return this.running;
     }
-    this.running = this.withLock(() => this.runLocked()).finally(() => {
+    this.running = this.turn(() => this.runLocked()).finally(() => {
       this.running = null;
     });
     return this.running;
@@ -218,7 +234,7 @@ export class SyncEngine {
    * nobody is looking at the mirror, and the event's time is short). The pull comes with the app.
    */
   async flushOnce(): Promise<PushResult> {
-    return this.withLock(async () => {
+    return this.turn(async () => {
       const { db } = this.deps;
       if ((await updateStatus(db, {})).needsSignIn) return { kind: 'unauthenticated', message: 'sign in again' };
       await recoverInflight(db);
@@ -337,7 +353,7 @@ export class SyncEngine {
   }
 
   /** Debounced: local writes, `online`, the tab becoming visible. */
-  requestSync(delayMs = this.deps.debounceMs ?? 300): void {
+  requestSync(delayMs = this.deps.debounceMs ?? 25): void {
     const at = this.clock.now() + delayMs;
     // A sync already due sooner (e.g. for a poke) covers this request too.
     if (this.debounceTimer !== null && this.debounceAt <= at) return;
@@ -349,9 +365,46 @@ export class SyncEngine {
     }, delayMs);
   }
 
-  // ---- Pull side: live updates. The stream only pokes; the pull (feed.ts) applies the changes. ----
+  /**
+   * Runs `fn` after this engine's earlier turns, holding the cross-tab lock: a sync, a flush and
+   * streamed events never interleave (here, or with another tab's sync) — an answer the push records
+   * must not land after newer news the stream brought, and a pull reads the cursor it follows once.
+   */
+  private turn<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.lastTurn.then(() => this.withLock(fn));
+    this.lastTurn = run.catch(() => {});
+    return run;
+  }
 
-  /** Something changed on the server (a live-stream event): pull soon, coalescing a burst. */
+  // ---- Pull side: live updates. The stream's events are applied as they come when they are the
+  // next after the feed cursor (feed.ts `applyStreamed`); anything else pokes, and the pull follows
+  // the feed. ----
+
+  /**
+   * Events the live stream carried, the first right after `after` (its word): applied in one
+   * transaction if `after` is the stored feed cursor (checked in that transaction, in this engine's
+   * turn); otherwise — the feed went further, the stream is ahead of what was applied, a listing
+   * is under way, or the write failed — the feed catches up.
+   */
+  private async applyStreamedEvents(after: string | null, events: ChangeEvent[]): Promise<void> {
+    if (!this.started) return;
+    const db = this.deps.mirrorDb ?? this.deps.db;
+    const applied = after !== null && (await this.turn(() => applyStreamed({ db, now: () => this.clock.now() }, after, events)).catch(() => false));
+    if (applied) {
+      this.streamed.applied++;
+      this.leadership?.announcePulled();
+    } else {
+      this.streamed.refused++;
+      this.requestPull();
+    }
+  }
+
+  /** Resolves once everything handed to this engine so far (syncs, streamed events) has had its turn. */
+  async settled(): Promise<void> {
+    await Promise.all([this.lastTurn, this.streamWork]);
+  }
+
+  /** Something changed on the server (a live-stream poke): pull soon, coalescing a burst. */
   requestPull(): void {
     if (this.started) this.requestSync(this.deps.pokeDebounceMs ?? 50);
   }

@@ -1,7 +1,12 @@
 // Live updates: GET /v1/events/stream (Server-Sent Events; the change feed's extension), read with
-// fetch because EventSource cannot send an Authorization header. The stream is only a doorbell:
-// each event is a poke, and the engine pulls the delta through /v1/events, so the mirror and its
-// cursor are only ever written by the pull (one transaction per page, cursor included).
+// fetch because EventSource cannot send an Authorization header. Its events are the feed's own
+// (`id: <cursor>`, `data: <the event>`), so they are handed to the engine to apply as they are
+// (`onEvents`), with the stream's word on where they start: the cursor this connection resumed
+// after (its Last-Event-ID), or the event before them on the same connection. The engine applies
+// them only if that is the stored feed cursor (pull/feed.ts `applyStreamed`); anything else is a
+// poke, and the feed catches up. A message that is not such an event (a server that only pokes,
+// data that does not read as an event, an id seen before on this connection) is a poke too, and
+// the events after it start from a position the stored cursor can only reach through the feed.
 //
 // - Resumes where it left off: `Last-Event-ID` is the last event id this stream saw, or — for the
 //   first connection — the pull's feed cursor, so nothing committed between a pull and the stream's
@@ -18,7 +23,8 @@
 // Parsing: eventsource-parser (a small, well-kept streaming SSE parser); connection handling is
 // ours because the browser's EventSource (and clients built on its model) cannot authenticate with
 // a header, detect a silent stream, or back off as the sync engine does.
-import { createParser } from 'eventsource-parser';
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import { ChangeEvent } from '../../schemas';
 import type { Clock } from '../core/clock';
 import type { FetchLike } from '../core/http';
 import { classify } from '../core/classify';
@@ -30,8 +36,13 @@ export interface LiveDeps {
   getToken: () => string | null | Promise<string | null>;
   /** Where to resume when this stream has seen no event yet: the pull's feed cursor (or null). */
   getCursor: () => Promise<string | null>;
-  /** An event arrived: something changed after the cursor. */
+  /** Something changed after the cursor (a message that is not an event to apply): pull the feed. */
   onPoke: () => void;
+  /**
+   * Events, in the stream's order, the first right after `after` (the cursor this connection
+   * resumed after, or the event before them on it; null: not known). Without it every event is a poke.
+   */
+  onEvents?: (after: string | null, events: ChangeEvent[]) => void;
   /** The cursor is older than the feed keeps: the next pull must list everything again. */
   onExpired: () => void;
   /** The stream became readable (true) or stopped being so (false). */
@@ -46,6 +57,8 @@ export interface LiveDeps {
 type Ending = 'ended' | 'failed' | 'unauthenticated' | 'unsupported' | 'expired' | 'stopped';
 
 export const DEFAULT_SILENCE_MS = 45_000;
+/** Ids remembered per connection to recognise an event sent twice (an id is never sent twice). */
+const REMEMBERED_IDS = 1_000;
 
 export class LiveStream {
   private generation = 0;
@@ -58,6 +71,8 @@ export class LiveStream {
   private isConnected = false;
   /** Connections made so far (for tests and diagnostics). */
   connections = 0;
+  /** Messages received so far, events and pokes (for tests and diagnostics). */
+  messages = 0;
 
   constructor(private readonly deps: LiveDeps) {}
 
@@ -191,6 +206,7 @@ export class LiveStream {
         return { ending: 'failed', delivered };
       }
       if (!response.body) return { ending: 'failed', delivered };
+      const reading = new EventRun(after, deps);
       const parser = createParser({
         onEvent: (message) => {
           if (message.event === 'error') {
@@ -200,9 +216,10 @@ export class LiveStream {
             else expired = true;
             return;
           }
-          if (message.id) this.lastEventId = message.id;
           delivered = true;
-          deps.onPoke();
+          this.messages++;
+          // A repeat (an id this connection already carried) must not take the resume point back.
+          if (reading.take(message) && message.id) this.lastEventId = message.id;
         },
       });
       const reader = response.body.getReader();
@@ -222,6 +239,8 @@ export class LiveStream {
         if (chunk.done) return { ending: unauthenticated ? 'unauthenticated' : expired ? 'expired' : 'ended', delivered: healthy() };
         arm();
         parser.feed(decoder.decode(chunk.value, { stream: true }));
+        // What one read brought goes to the engine together (one transaction for a burst).
+        reading.flush();
       }
     } finally {
       if (silence !== null) deps.clock.clearTimeout(silence);
@@ -240,6 +259,66 @@ export class LiveStream {
     if (this.isConnected === connected) return;
     this.isConnected = connected;
     this.deps.onConnected?.(connected);
+  }
+}
+
+/**
+ * The events of one connection, gathered per read and handed on with where they start. The position
+ * is the stream's: the Last-Event-ID it opened with, then each message's id; a message that is not
+ * an event to apply, or an id already seen, leaves the position where the stored cursor cannot be
+ * without the feed (so what follows is not applied on the stream's word).
+ */
+class EventRun {
+  private position: string | null;
+  private run: { after: string | null; events: ChangeEvent[] } | null = null;
+  private readonly seen = new Set<string>();
+
+  constructor(
+    openedAfter: string | null,
+    private readonly deps: Pick<LiveDeps, 'onPoke' | 'onEvents'>,
+  ) {
+    this.position = openedAfter;
+  }
+
+  /** Hands a message on (gathered, or as a poke); false: its id was carried before (a repeat). */
+  take(message: EventSourceMessage): boolean {
+    const id = message.id || null;
+    const repeated = id !== null && (this.seen.has(id) || id === this.position);
+    const event = this.deps.onEvents && !repeated ? readEvent(message) : null;
+    if (id !== null) this.remember(id);
+    if (!event) {
+      this.flush();
+      // A repeat says nothing new, but what follows it cannot be placed on the stream's word.
+      this.position = repeated ? null : id;
+      this.deps.onPoke();
+      return !repeated;
+    }
+    this.run ??= { after: this.position, events: [] };
+    this.run.events.push(event);
+    this.position = event.id;
+    return true;
+  }
+
+  flush(): void {
+    const run = this.run;
+    this.run = null;
+    if (run) this.deps.onEvents!(run.after, run.events);
+  }
+
+  private remember(id: string): void {
+    this.seen.add(id);
+    if (this.seen.size > REMEMBERED_IDS) this.seen.delete(this.seen.values().next().value!);
+  }
+}
+
+/** A message as the feed's event (its `id` the message's), or null: then it is only a poke. */
+function readEvent(message: EventSourceMessage): ChangeEvent | null {
+  if (!message.id || (message.event !== undefined && message.event !== 'message')) return null;
+  try {
+    const parsed = ChangeEvent.safeParse(JSON.parse(message.data));
+    return parsed.success && parsed.data.id === message.id ? parsed.data : null;
+  } catch {
+    return null;
   }
 }
 

@@ -5,6 +5,10 @@
 // TRANSACTION as the page it came with: saved apart, the cursor could get ahead of rows a crash
 // then never writes (RxDB lost records that way, #5571; ../shared/LOCAL-FIRST.md).
 //
+// The live stream (engine/live.ts) carries the same events: `applyStreamed` applies a run of them
+// exactly as a page, but only when they are the ones right after the stored cursor (checked in the
+// transaction that writes them); otherwise nothing is written and the feed catches up.
+//
 // What the server offers is remembered per database (meta `feed`): a plain server (404) is asked
 // again only after RECHECK_PLAIN_MS; a feed server that starts answering 404 is plain from then on.
 import { EventPage, type ChangeEvent, type Conversation, type FileObject } from '../../objects';
@@ -88,7 +92,7 @@ export async function followFeed(deps: FeedDeps, start: FeedState): Promise<Foll
       const next = pages.at(-1)!.next;
       const data = pages.flatMap((p) => p.data);
       if (data.length === 0 && next === state.cursor && state.held.conversations.length + state.held.files.length === 0) return;
-      state = await applyEvents(deps, state, data, next);
+      state = (await applyEvents(deps, data, next, (stored) => stored ?? state)) ?? state;
       events += data.length;
     },
   );
@@ -133,11 +137,36 @@ export function collectChanges(events: readonly ChangeEvent[]): Changes {
   return changes;
 }
 
-/** One transaction: the events' effects, held tombstones released, and the new cursor. */
-async function applyEvents(deps: FeedDeps, state: FeedState, events: readonly ChangeEvent[], next: string): Promise<FeedState> {
+/**
+ * Events the live stream carried, in its order, the first one right after `after` (the stream's
+ * own word: the position it resumed from, or the event before them on the same connection). They
+ * are applied — with the last one's id as the cursor, in one transaction — only if `after` is the
+ * stored cursor: then they are exactly what the feed would answer next. Any other cursor (the feed
+ * already went further, or the stream is ahead of what was applied), a listing under way (no
+ * cursor) or a plain server: nothing is written, and false says the feed must catch up.
+ */
+export async function applyStreamed(deps: Pick<FeedDeps, 'db' | 'now'>, after: string, events: readonly ChangeEvent[]): Promise<boolean> {
+  if (events.length === 0) return false;
+  const follows = (stored: FeedState | null) => (stored?.server === 'feed' && stored.cursor === after ? stored : null);
+  return (await applyEvents(deps, events, events.at(-1)!.id, follows)) !== null;
+}
+
+/**
+ * One transaction: the events' effects, held tombstones released, and the new cursor. `follows`
+ * reads the stored state (in the transaction) and says which one the events follow; null: they do
+ * not, nothing is written.
+ */
+async function applyEvents(
+  deps: Pick<FeedDeps, 'db' | 'now'>,
+  events: readonly ChangeEvent[],
+  next: string,
+  follows: (stored: FeedState | null) => FeedState | null,
+): Promise<FeedState | null> {
   const { db } = deps;
   const changes = collectChanges(events);
   return db.transaction('rw', pullScope(db), async () => {
+    const latest = follows(await readFeed(db));
+    if (!latest) return null;
     const ctx = await storeContext(db, deps.now());
     if (changes.conversations.size > 0) await putConversations(ctx, [...changes.conversations.values()], true);
     if (changes.files.size > 0) {
@@ -146,7 +175,6 @@ async function applyEvents(deps: FeedDeps, state: FeedState, events: readonly Ch
     }
     // Held tombstones go once their pending work has been settled (answered or discarded);
     // removeGone keeps (and returns) whatever pending work still mentions.
-    const latest = (await readFeed(db)) ?? state;
     const kept = await removeGone(ctx, {
       conversations: [...latest.held.conversations, ...changes.deletedConversations],
       files: [...latest.held.files, ...changes.deletedFiles],
