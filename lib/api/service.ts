@@ -338,7 +338,8 @@ export class ApiService {
       }
       if (file) {
         const action = request.method === 'HEAD' ? 'read' : 'download';
-        this.audit.enqueue({ user: file.user_id, token: null, action, objectType: 'file', objectId: file.id, address: request.remoteAddress, outcome: answer.status });
+        // Committed before the bytes go out (domain/audit.ts, "Durability").
+        await this.audit.enqueue({ user: file.user_id, token: null, action, objectType: 'file', objectId: file.id, address: request.remoteAddress, outcome: answer.status });
       }
       return answer;
     }
@@ -348,9 +349,10 @@ export class ApiService {
     } catch (error) {
       answer = reply(errorResult(this.answerFor(request, error)));
     }
-    // What was not recorded with its change (reads, refusals, replays) is queued, with its outcome.
+    // What was not recorded with its change (reads, refusals, replays) is committed, with its
+    // outcome, before the answer is sent (group commit: domain/audit.ts).
     const note = request.audit;
-    if (note && !note.recorded) this.audit.enqueue({ ...note.entry, outcome: answer.status });
+    if (note && !note.recorded) await this.audit.enqueue({ ...note.entry, outcome: answer.status });
     // Advertised up front, so that a client need not learn it from a replay.
     if (this.config.extensions.has('idempotency')) answer.headers.Idempotency = 'supported';
     return answer;

@@ -5,19 +5,24 @@
 // named), the client's address and the outcome (the HTTP status, or ok/refused for the CLI). Never
 // contents: no file names, contact or group ids, bodies, query strings or paths.
 //
-// Durability:
+// Durability: a record is durable before or with what it describes.
 // - A write (create, update, delete) records its row in the SAME transaction as the change
 //   (`AuditNote.record`, called by IdempotencyStore.run before the commit): the change and its
 //   record commit together or not at all.
-// - Everything else (list, read, download, and writes that changed nothing: refusals, replays) is
-//   queued in memory and written in one INSERT per batch, every FLUSH_MS or FLUSH_ROWS rows, off
-//   the request's path, and at shutdown. A crash (kill -9, power cut) can lose the reads of the
-//   last batch (at most ~FLUSH_MS of them); never a write's record.
+// - A read (list, read, download, and writes that changed nothing: refusals, replays) changes
+//   nothing; what it "does" is send data out. Its row is committed BEFORE its answer is sent
+//   (`AuditTrail.enqueue` resolves on commit; ApiService.dispatch waits for it): a group commit,
+//   one INSERT for all the rows of the requests answered meanwhile, written off the request thread
+//   (storage/audit-writer.ts). So a crash (kill -9, a power cut within the database's own
+//   guarantees) never loses the record of a read whose answer left the server. The one exception
+//   is chosen: while the database refuses rows (full disk), answers are not held back; the rows
+//   wait in memory for the next attempt (every second) and a crash then loses them (logged).
 //
 // Other code (sign-in, pairing, the token CLI's revoke/wipe) records with `recordAudit(db, entry)`:
 // given a transaction, the row commits with the change it describes.
 import { sql, type Selectable } from 'kysely';
-import { sqliteConnection, type AuditTableRow, type Db, type DialectName } from '../storage/db';
+import { sqliteFileOf, type AuditTableRow, type Db, type DialectName } from '../storage/db';
+import { poolAuditWriter, threadAuditWriter, type AuditTuple, type AuditWriter } from '../storage/audit-writer';
 import type { ApiResult } from '../result';
 
 export const AUDIT_ACTIONS = ['list', 'read', 'download', 'create', 'update', 'delete', 'sign-in', 'pairing', 'revoke', 'wipe'] as const;
@@ -69,8 +74,10 @@ export async function recordAudit(db: Db, entry: AuditEntry): Promise<void> {
   await db.insertInto('audit').values(toRow(entry, Date.now())).execute();
 }
 
-const FLUSH_MS = 100;
+/** The most rows one INSERT carries. */
 const FLUSH_ROWS = 500;
+/** After a refused batch: when the next attempt is made. */
+const RETRY_MS = 1000;
 /** Rows waiting beyond this (the database refusing them for long) are dropped, and counted in the log. */
 const MAX_PENDING = 100_000;
 
@@ -114,50 +121,85 @@ export interface AuditTrailOptions {
   log: Pick<Console, 'error'>;
 }
 
-/** The batched writer of reads, and the retention prune. */
+function toTuple(entry: AuditEntry, now: number): AuditTuple {
+  const r = toRow(entry, now);
+  return [r.at, r.user_id, r.token_id, r.action, r.object_type, r.object_id, r.conversation_id, r.address, r.outcome];
+}
+
+interface Waiting {
+  row: AuditTuple;
+  done: () => void;
+}
+
+/**
+ * The group commit of reads (and of writes that changed nothing), and the retention prune.
+ *
+ * A queued row is written with whatever else is waiting, in one INSERT by the writer (SQLite: a
+ * thread of its own; PostgreSQL: the pool), one batch at a time: rows that come while a batch is
+ * being written go in the next one. `enqueue` resolves once its row is committed, and the service
+ * sends the answer only then, so no read's answer leaves the server before its record is as
+ * durable as a write's (see the top of this file).
+ */
 export class AuditTrail {
-  private pending: NewRow[] = [];
-  private timer: NodeJS.Timeout | null = null;
-  private flushing: Promise<void> = Promise.resolve();
+  private pending: Waiting[] = [];
+  private writing = false;
+  private retry: NodeJS.Timeout | null = null;
   private dropped = 0;
   private closed = false;
+  private idle: (() => void)[] = [];
+  private readonly writer: AuditWriter;
 
   constructor(
     private readonly db: Db,
     private readonly options: AuditTrailOptions,
-  ) {}
+  ) {
+    const file = options.enabled && options.dialect === 'sqlite' ? sqliteFileOf(db) : undefined;
+    this.writer = file ? threadAuditWriter(file.path, file.gate) : poolAuditWriter(db);
+  }
 
   get enabled(): boolean {
     return this.options.enabled;
   }
 
-  /** Queues a row; written within FLUSH_MS (or at once when FLUSH_ROWS are waiting). */
-  enqueue(entry: AuditEntry): void {
-    if (!this.options.enabled || this.closed) return;
+  /**
+   * Queues a row for the next batch; resolves once it is committed. When the database refuses it,
+   * it resolves too (the answer is not held back from the clinician who asked): the row is kept
+   * and written by a later pass, and the refusal is logged.
+   */
+  enqueue(entry: AuditEntry): Promise<void> {
+    if (!this.options.enabled || this.closed) return Promise.resolve();
     if (this.pending.length >= MAX_PENDING) {
       this.dropped++;
-      return;
+      return Promise.resolve();
     }
-    this.pending.push(toRow(entry, Date.now()));
-    if (this.pending.length >= FLUSH_ROWS) void this.flush();
-    else if (!this.timer) {
-      this.timer = setTimeout(() => void this.flush(), FLUSH_MS);
-      this.timer.unref();
+    const row = toTuple(entry, Date.now());
+    if (this.retry) {
+      // The database is refusing rows: kept for the retry, the answer not held back meanwhile.
+      this.pending.push({ row, done: () => {} });
+      return Promise.resolve();
     }
+    return new Promise<void>((done) => {
+      this.pending.push({ row, done });
+      // The rows of this turn of the event loop together: the first one schedules the batch.
+      if (!this.writing && this.pending.length === 1) setImmediate(() => void this.pump());
+    });
   }
 
-  /** Writes what is queued, in one INSERT per FLUSH_ROWS rows; one flush at a time. */
-  flush(): Promise<void> {
-    const pass = this.flushing.then(() => this.write());
-    this.flushing = pass.catch(() => {});
-    return pass;
+  /** Resolves once everything queued so far has been written (or refused). */
+  async flush(): Promise<void> {
+    if (this.pending.length === 0 && !this.writing) return;
+    await new Promise<void>((resolve) => {
+      this.idle.push(resolve);
+      if (!this.writing) void this.pump();
+    });
   }
 
-  private async write(): Promise<void> {
-    if (this.timer) {
-      clearTimeout(this.timer);
-      this.timer = null;
-    }
+  /** Writes batches until none is waiting; one at a time. */
+  private async pump(): Promise<void> {
+    if (this.writing) return;
+    this.writing = true;
+    if (this.retry) clearTimeout(this.retry);
+    this.retry = null;
     if (this.dropped > 0) {
       this.options.log.error(`[parley] the audit trail dropped ${this.dropped} read records: the database refused them for too long`);
       this.dropped = 0;
@@ -165,41 +207,22 @@ export class AuditTrail {
     while (this.pending.length > 0) {
       const batch = this.pending.splice(0, FLUSH_ROWS);
       try {
-        await this.insert(batch);
+        await this.writer.write(batch.map((w) => w.row));
       } catch (error) {
-        // Kept for the next pass (the database may be back by then).
-        this.pending.unshift(...batch);
+        // Kept for the next pass (the database may be back by then); the answers go out meanwhile.
+        this.pending.unshift(...batch.map((w) => ({ row: w.row, done: () => {} })));
+        for (const w of batch) w.done();
         this.options.log.error('[parley] writing audit records failed (kept for the next pass):', error);
-        if (!this.timer) {
-          this.timer = setTimeout(() => void this.flush(), 1000);
-          this.timer.unref();
+        if (!this.closed) {
+          this.retry = setTimeout(() => void this.pump(), RETRY_MS);
+          this.retry.unref();
         }
-        return;
+        break;
       }
+      for (const w of batch) w.done();
     }
-  }
-
-  private sqliteInsert: ((rows: NewRow[]) => void) | null | undefined;
-
-  /**
-   * One batch, in one transaction. On SQLite with one prepared statement on the connection Kysely
-   * holds for us (building a 500-row INSERT through Kysely costs about as much again per row).
-   */
-  private async insert(rows: NewRow[]): Promise<void> {
-    if (this.sqliteInsert === undefined) {
-      const raw = this.options.dialect === 'sqlite' ? sqliteConnection(this.db) : undefined;
-      if (raw) {
-        const statement = raw.prepare(
-          'insert into audit (at, user_id, token_id, action, object_type, object_id, conversation_id, address, outcome) values (?, ?, ?, ?, ?, ?, ?, ?, ?)',
-        );
-        this.sqliteInsert = raw.transaction((batch: NewRow[]) => {
-          for (const r of batch) statement.run(r.at, r.user_id, r.token_id, r.action, r.object_type, r.object_id, r.conversation_id, r.address, r.outcome);
-        });
-      } else this.sqliteInsert = null;
-    }
-    const sqliteInsert = this.sqliteInsert;
-    if (sqliteInsert) await this.db.connection().execute(async () => sqliteInsert(rows));
-    else await this.db.insertInto('audit').values(rows).execute();
+    this.writing = false;
+    for (const resolve of this.idle.splice(0)) resolve();
   }
 
   /** Deletes rows older than AUDIT_RETENTION_DAYS at `now` (Unix ms); the only delete there is. */
@@ -212,8 +235,9 @@ export class AuditTrail {
   async close(): Promise<void> {
     await this.flush().catch(() => {});
     this.closed = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
+    if (this.retry) clearTimeout(this.retry);
+    this.retry = null;
+    await this.writer.close().catch(() => {});
   }
 }
 
