@@ -28,7 +28,7 @@ import { purgeExpiredDeviceTokens } from './domain/devices';
 import { isUploadChunk, TusUploads, uploadChunkKeys } from './http/tus';
 import { isHealthPath, serveHealth } from './http/health';
 import { isDevicePolicyPath, serveDevicePolicy } from './http/device-policy';
-import { isOidcPath, oidcNotOffered, OidcSignIn } from './http/oidc';
+import { isOidcPath, isOidcStep, oidcNotOffered, OidcSignIn } from './http/oidc';
 import { FairShare } from './http/fair-share';
 import { RateLimiter } from './http/rate-limit';
 import { routeTemplate, type Logger } from './http/log';
@@ -131,7 +131,7 @@ export class ApiService {
     this.auth = new Authenticator(db, config.staticTokens, { ttlSeconds: config.tokenTtlSeconds });
     this.audit = new AuditTrail(db, { enabled: config.audit.enabled, retentionDays: config.audit.retentionDays, dialect: opened.dialect, log });
     this.pairings = new Pairings(db);
-    this.oidc = config.oidc ? new OidcSignIn(config.oidc, db, secret, (request) => this.hosts.assetBase(request), log) : null;
+    this.oidc = config.oidc ? new OidcSignIn(config.oidc, db, secret, (request) => this.hosts.assetBase(request), log, this.audit) : null;
     this.conversations = new Conversations(db);
     this.files = new Files(db, this.signer, this.conversations);
     this.idempotency = new IdempotencyStore(db, config.extensions.has('idempotency'), { dialect: opened.dialect, waitMs: config.idempotencyWaitMs });
@@ -316,6 +316,9 @@ export class ApiService {
     if (isOidcPath(request.path)) {
       if (!this.oidc) return oidcNotOffered();
       try {
+        // Per address: the steps of a sign-in on a count of their own; whether it is offered (the
+        // sign-in screen asks on every visit) on the limit of requests without a token.
+        await this.limits.forAddress(isOidcStep(request.path) ? 'sign-in' : 'address', request.remoteAddress);
         return await this.oidc.handle(request);
       } catch (error) {
         return reply(errorResult(this.answerFor(request, error)));

@@ -28,6 +28,9 @@ import type { ApiResult } from '../result';
 export const AUDIT_ACTIONS = ['list', 'read', 'download', 'create', 'update', 'delete', 'sign-in', 'pairing', 'revoke', 'wipe'] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
+/** The user of a failed sign-in that named none (a bad state, an unknown token): no user id can look like it. */
+export const UNKNOWN_USER = '(unknown)';
+
 /** What a static token (PARLEY_TOKENS) is recorded as: it has no id. */
 export const STATIC_TOKEN_ID = 'static';
 
@@ -44,8 +47,8 @@ export interface AuditEntry {
   conversationId?: string | null;
   /** The client's address as the socket saw it (null when unknown, or for the CLI). */
   address?: string | null;
-  /** The HTTP status as a number, or `ok` / `refused`. */
-  outcome: number | 'ok' | 'refused';
+  /** The HTTP status as a number, `ok` / `refused` (the CLI), or `refused:<reason>` (a failed sign-in). */
+  outcome: number | 'ok' | 'refused' | `refused:${string}`;
   /** Unix milliseconds (default: now). */
   at?: number;
 }
