@@ -22,7 +22,7 @@ import { sweepOrphans, type BlobStore } from './storage/blob-store';
 import { BlobDeletionQueue, type DrainResult } from './storage/blob-deletions';
 import { openBlobStore, type OpenedBlobStore } from './storage/open-blob-store';
 import { storageFailure } from './storage/failures';
-import { Authenticator, createToken, type Identity } from './domain/tokens';
+import { Authenticator, createToken, tokenRefusalOf, type Identity } from './domain/tokens';
 import { Pairings } from './domain/pairings';
 import { purgeExpiredDeviceTokens } from './domain/devices';
 import { isUploadChunk, TusUploads, uploadChunkKeys } from './http/tus';
@@ -36,7 +36,8 @@ import { sql } from 'kysely';
 import { allowed, ROUTES, routeFor, Router, type Api } from './routes';
 import type { PathMatch } from './routes/router';
 import type { Route } from './routes/route';
-import { AuditNote, AuditTrail, type AuditAction } from './domain/audit';
+import { AuditNote, AuditTrail, UNKNOWN_USER, type AuditAction } from './domain/audit';
+import { RefusalSampler } from './domain/audit-refusals';
 import type { StoredFile } from './domain/files';
 import { ID_PATTERN } from '../schemas';
 
@@ -115,6 +116,8 @@ export class ApiService {
   private shuttingDown = false;
   /** Who did what to which record (lib/api/domain/audit.ts): reads queued here, writes in their transactions. */
   readonly audit: AuditTrail;
+  /** Which refused tokens the trail records (at most one a minute per address, reason and token). */
+  private readonly refusals = new RefusalSampler();
 
   private constructor(
     private readonly config: Config,
@@ -394,12 +397,33 @@ export class ApiService {
     }
     // A path that asks for no rate-limited token refuses a method before asking for one.
     if (match && !route && match.routes.every((r) => r.access)) throw methodNotAllowed(allowed(match.routes));
-    const { user, tokenId } = await this.authenticate(request, route ?? undefined, match?.params).catch((error: unknown) => this.limits.refused(request.remoteAddress, error));
+    const { user, tokenId } = await this.authenticate(request, route ?? undefined, match?.params).catch((error: unknown) => this.refuseToken(request, error));
     if (route?.access === 'stream') return (await route.handle(this.api, { request, user, tokenId, params: match!.params })) as ApiReply;
     await this.limits.forToken(request.header('authorization'), request.method);
     // Long requests (bytes moving over the network) do not take a turn: see http/fair-share.ts.
     if (route?.long) return reply(await this.serve(request, user, tokenId, match!));
     return reply(await this.share.run(user, () => this.serve(request, user, tokenId, match)));
+  }
+
+  /**
+   * A token refused (401): counted against the address (429 over its limit), and, when it is
+   * answered 401, recorded as a failed sign-in (sampled: domain/audit-refusals.ts). Always throws.
+   */
+  private async refuseToken(request: ApiRequest, error: unknown): Promise<never> {
+    const answer = await this.limits.refused(request.remoteAddress, error).catch((thrown: unknown) => thrown);
+    const refusal = answer === error ? tokenRefusalOf(error) : undefined;
+    if (refusal && this.audit.enabled && this.refusals.shouldRecord(request.remoteAddress, refusal)) {
+      await this.audit.enqueue({
+        user: refusal.user ?? UNKNOWN_USER,
+        token: refusal.tokenId ?? null,
+        action: 'sign-in',
+        objectType: 'token',
+        objectId: refusal.tokenId ?? null,
+        address: request.remoteAddress ?? null,
+        outcome: `refused:${refusal.reason}`,
+      });
+    }
+    throw answer;
   }
 
   /** A /v1 request of an authenticated user (within its limits). */
