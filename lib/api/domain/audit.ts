@@ -129,23 +129,31 @@ function toTuple(entry: AuditEntry, now: number): AuditTuple {
   return [r.at, r.user_id, r.token_id, r.action, r.object_type, r.object_id, r.conversation_id, r.address, r.outcome];
 }
 
-interface Waiting {
-  row: AuditTuple;
-  done: () => void;
+/** The rows of one group commit, and the answers that wait for it (one promise for them all). */
+class Group {
+  readonly rows: AuditTuple[] = [];
+  readonly committed: Promise<void>;
+  settle!: () => void;
+  constructor() {
+    this.committed = new Promise<void>((resolve) => (this.settle = resolve));
+  }
 }
 
 /**
  * The group commit of reads (and of writes that changed nothing), and the retention prune.
  *
- * A queued row is written with whatever else is waiting, in one INSERT by the writer (SQLite: a
- * thread of its own; PostgreSQL: the pool), one batch at a time: rows that come while a batch is
- * being written go in the next one. `enqueue` resolves once its row is committed, and the service
- * sends the answer only then, so no read's answer leaves the server before its record is as
- * durable as a write's (see the top of this file).
+ * A queued row is written with whatever else is waiting, by the writer (SQLite: a thread of its
+ * own; PostgreSQL: the pool), one group at a time, in INSERTs of up to FLUSH_ROWS rows: rows that
+ * come while a group is being written form the next one. `enqueue` resolves once its row is
+ * committed, and the service sends the answer only then, so no read's answer leaves the server
+ * before its record is as durable as a write's (see the top of this file). What this costs the
+ * request thread per row is one array in a list: one promise serves the whole group.
  */
 export class AuditTrail {
-  private pending: Waiting[] = [];
+  private group = new Group();
   private writing = false;
+  /** Rows the database refused, written before the next group (no answer waits for them). */
+  private refused: AuditTuple[] = [];
   private retry: NodeJS.Timeout | null = null;
   private dropped = 0;
   private closed = false;
@@ -165,39 +173,37 @@ export class AuditTrail {
   }
 
   /**
-   * Queues a row for the next batch; resolves once it is committed. When the database refuses it,
-   * it resolves too (the answer is not held back from the clinician who asked): the row is kept
-   * and written by a later pass, and the refusal is logged.
+   * Queues a row for the next group commit; resolves once it is committed. While the database
+   * refuses rows it resolves at once (the answer is not held back from the clinician who asked):
+   * the row is kept and written by a later try, and the refusal is logged.
    */
   enqueue(entry: AuditEntry): Promise<void> {
     if (!this.options.enabled || this.closed) return Promise.resolve();
-    if (this.pending.length >= MAX_PENDING) {
+    if (this.refused.length + this.group.rows.length >= MAX_PENDING) {
       this.dropped++;
       return Promise.resolve();
     }
     const row = toTuple(entry, Date.now());
     if (this.retry) {
-      // The database is refusing rows: kept for the retry, the answer not held back meanwhile.
-      this.pending.push({ row, done: () => {} });
+      this.refused.push(row);
       return Promise.resolve();
     }
-    return new Promise<void>((done) => {
-      this.pending.push({ row, done });
-      // The rows of this turn of the event loop together: the first one schedules the batch.
-      if (!this.writing && this.pending.length === 1) setImmediate(() => void this.pump());
-    });
+    this.group.rows.push(row);
+    // The rows of this turn of the event loop together: the first one schedules the write.
+    if (!this.writing && this.group.rows.length === 1) setImmediate(() => void this.pump());
+    return this.group.committed;
   }
 
   /** Resolves once everything queued so far has been written (or refused). */
   async flush(): Promise<void> {
-    if (this.pending.length === 0 && !this.writing) return;
+    if (this.group.rows.length === 0 && this.refused.length === 0 && !this.writing) return;
     await new Promise<void>((resolve) => {
       this.idle.push(resolve);
       if (!this.writing) void this.pump();
     });
   }
 
-  /** Writes batches until none is waiting; one at a time. */
+  /** Writes groups until none is waiting; one at a time. */
   private async pump(): Promise<void> {
     if (this.writing) return;
     this.writing = true;
@@ -207,31 +213,28 @@ export class AuditTrail {
       this.options.log.error(`[parley] the audit trail dropped ${this.dropped} read records: the database refused them for too long`);
       this.dropped = 0;
     }
-    while (this.pending.length > 0) {
-      const batch = this.pending.splice(0, FLUSH_ROWS);
+    while (this.group.rows.length > 0 || this.refused.length > 0) {
+      const group = this.group;
+      this.group = new Group();
+      const rows = this.refused.length ? [...this.refused.splice(0), ...group.rows] : group.rows;
+      let written = 0;
       try {
-        await this.writer.write(batch.map((w) => w.row));
+        for (; written < rows.length; written += FLUSH_ROWS) await this.writer.write(rows.slice(written, written + FLUSH_ROWS));
       } catch (error) {
-        // Kept for the next pass (the database may be back by then); the answers go out meanwhile.
-        this.pending.unshift(...batch.map((w) => ({ row: w.row, done: () => {} })));
-        for (const w of batch) w.done();
+        // Kept for the next try (the database may be back by then); the answers go out meanwhile.
+        this.refused.unshift(...rows.slice(written));
         this.options.log.error('[parley] writing audit records failed (kept for the next pass):', error);
+        group.settle();
         if (!this.closed) {
           this.retry = setTimeout(() => void this.pump(), RETRY_MS);
           this.retry.unref();
         }
         break;
       }
-      for (const w of batch) w.done();
+      group.settle();
     }
     this.writing = false;
     for (const resolve of this.idle.splice(0)) resolve();
-  }
-
-  /** Deletes rows older than AUDIT_RETENTION_DAYS at `now` (Unix ms); the only delete there is. */
-  async prune(now = Date.now()): Promise<number> {
-    const before = now - this.options.retentionDays * 24 * 3600_000;
-    return pruneAudit(this.db, this.options.dialect, before);
   }
 
   /** At shutdown (requests in flight have ended): what is queued is written, and nothing after. */
@@ -241,6 +244,12 @@ export class AuditTrail {
     if (this.retry) clearTimeout(this.retry);
     this.retry = null;
     await this.writer.close().catch(() => {});
+  }
+
+  /** Deletes rows older than AUDIT_RETENTION_DAYS at `now` (Unix ms); the only delete there is. */
+  async prune(now = Date.now()): Promise<number> {
+    const before = now - this.options.retentionDays * 24 * 3600_000;
+    return pruneAudit(this.db, this.options.dialect, before);
   }
 }
 
