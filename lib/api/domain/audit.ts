@@ -142,22 +142,22 @@ class Group {
 /**
  * The group commit of reads (and of writes that changed nothing), and the retention prune.
  *
- * A queued row is written with whatever else is waiting, by the writer (SQLite: a thread of its
- * own; PostgreSQL: the pool), one group at a time, in INSERTs of up to FLUSH_ROWS rows: rows that
- * come while a group is being written form the next one. `enqueue` resolves once its row is
+ * The rows queued in one turn of the event loop form a group, handed to the writer (SQLite: a
+ * thread of its own, which writes groups in order; PostgreSQL: the pool) in INSERTs of up to
+ * FLUSH_ROWS rows. `enqueue` resolves once its row is
  * committed, and the service sends the answer only then, so no read's answer leaves the server
  * before its record is as durable as a write's (see the top of this file). What this costs the
  * request thread per row is one array in a list: one promise serves the whole group.
  */
 export class AuditTrail {
   private group = new Group();
-  private writing = false;
-  /** Rows the database refused, written before the next group (no answer waits for them). */
+  /** Groups handed to the writer and not yet answered (it writes them in order). */
+  private readonly inFlight = new Set<Promise<void>>();
+  /** Rows the database refused, written at the next try (no answer waits for them). */
   private refused: AuditTuple[] = [];
   private retry: NodeJS.Timeout | null = null;
   private dropped = 0;
   private closed = false;
-  private idle: (() => void)[] = [];
   private readonly writer: AuditWriter;
 
   constructor(
@@ -189,52 +189,58 @@ export class AuditTrail {
       return Promise.resolve();
     }
     this.group.rows.push(row);
-    // The rows of this turn of the event loop together: the first one schedules the write.
-    if (!this.writing && this.group.rows.length === 1) setImmediate(() => void this.pump());
+    // The rows of this turn of the event loop together: the first one schedules the group. It is
+    // handed to the writer then, even while an earlier group is being written (the writer takes
+    // them in order): its answers wait for its own commit, not for a turn to be handed over.
+    if (this.group.rows.length === 1) setImmediate(() => this.send());
     return this.group.committed;
   }
 
   /** Resolves once everything queued so far has been written (or refused). */
   async flush(): Promise<void> {
-    if (this.group.rows.length === 0 && this.refused.length === 0 && !this.writing) return;
-    await new Promise<void>((resolve) => {
-      this.idle.push(resolve);
-      if (!this.writing) void this.pump();
-    });
+    this.send();
+    if (this.refused.length > 0 && !this.retry) this.sendRefused();
+    while (this.inFlight.size > 0) await Promise.all([...this.inFlight]);
   }
 
-  /** Writes groups until none is waiting; one at a time. */
-  private async pump(): Promise<void> {
-    if (this.writing) return;
-    this.writing = true;
+  /** Hands the group gathered so far to the writer. */
+  private send(): void {
+    const group = this.group;
+    if (group.rows.length === 0) return;
+    this.group = new Group();
+    this.track(group.rows, () => group.settle());
+  }
+
+  /** The rows kept from refused tries, again. */
+  private sendRefused(): void {
     if (this.retry) clearTimeout(this.retry);
     this.retry = null;
+    this.track(this.refused.splice(0), () => {});
+  }
+
+  private track(rows: AuditTuple[], settle: () => void): void {
     if (this.dropped > 0) {
       this.options.log.error(`[parley] the audit trail dropped ${this.dropped} read records: the database refused them for too long`);
       this.dropped = 0;
     }
-    while (this.group.rows.length > 0 || this.refused.length > 0) {
-      const group = this.group;
-      this.group = new Group();
-      const rows = this.refused.length ? [...this.refused.splice(0), ...group.rows] : group.rows;
-      let written = 0;
-      try {
-        for (; written < rows.length; written += FLUSH_ROWS) await this.writer.write(rows.slice(written, written + FLUSH_ROWS));
-      } catch (error) {
-        // Kept for the next try (the database may be back by then); the answers go out meanwhile.
-        this.refused.unshift(...rows.slice(written));
-        this.options.log.error('[parley] writing audit records failed (kept for the next pass):', error);
-        group.settle();
-        if (!this.closed) {
-          this.retry = setTimeout(() => void this.pump(), RETRY_MS);
-          this.retry.unref();
-        }
-        break;
+    const progress = { written: 0 };
+    const writing = this.write(rows, progress).then(settle, (error: unknown) => {
+      // Kept for the next try (the database may be back by then); the answers go out meanwhile.
+      this.refused.unshift(...rows.slice(progress.written));
+      this.options.log.error('[parley] writing audit records failed (kept for the next pass):', error);
+      settle();
+      if (!this.closed && !this.retry) {
+        this.retry = setTimeout(() => this.sendRefused(), RETRY_MS);
+        this.retry.unref();
       }
-      group.settle();
-    }
-    this.writing = false;
-    for (const resolve of this.idle.splice(0)) resolve();
+    });
+    this.inFlight.add(writing);
+    void writing.finally(() => this.inFlight.delete(writing));
+  }
+
+  /** In INSERTs of at most FLUSH_ROWS rows; `progress` says how many are committed (a refusal stops there). */
+  private async write(rows: AuditTuple[], progress: { written: number }): Promise<void> {
+    for (; progress.written < rows.length; progress.written += FLUSH_ROWS) await this.writer.write(rows.slice(progress.written, progress.written + FLUSH_ROWS));
   }
 
   /** At shutdown (requests in flight have ended): what is queued is written, and nothing after. */

@@ -42,6 +42,10 @@ const Database = require(workerData.module);
 const db = new Database(workerData.file);
 db.pragma('synchronous = NORMAL');
 db.pragma('busy_timeout = 5000');
+// The WAL is checkpointed after the batch's answer has gone back, not inside its commit (where
+// SQLite's automatic checkpoint would run, with its fsync, while the answers wait).
+db.pragma('wal_autocheckpoint = 0');
+let sinceCheckpoint = 0;
 const cell = new Int32Array(workerData.gate);
 const insert = db.prepare('insert into audit (${COLUMNS}) values (?, ?, ?, ?, ?, ?, ?, ?, ?)');
 const batch = db.transaction((rows) => { for (const row of rows) insert.run(row); });
@@ -59,7 +63,16 @@ parentPort.on('message', (message) => {
     Atomics.notify(cell, 0);
   }
   parentPort.postMessage({ id: message.id, error });
+  sinceCheckpoint += message.rows.length;
+  if (sinceCheckpoint >= 2000) {
+    sinceCheckpoint = 0;
+    setImmediate(checkpoint);
+  }
 });
+function checkpoint() {
+  while (Atomics.compareExchange(cell, 0, 0, ${WRITER}) !== 0) Atomics.wait(cell, 0, Atomics.load(cell, 0), 50);
+  try { db.pragma('wal_checkpoint(PASSIVE)'); } catch {} finally { Atomics.store(cell, 0, 0); Atomics.notify(cell, 0); }
+}
 `;
 
 /** A worker thread writing to the SQLite file at `file`, through `gate`. */
