@@ -144,6 +144,8 @@ export interface RateLimits {
   anonymous: RateLimit;
   /** Pairing codes redeemed (POST /v1/pairings/redeem) per client address per minute (0: no limit). */
   pairingPerMinute?: number;
+  /** Steps of a single sign-on (/auth/oidc/start, /callback, /handoff) per client address per minute (0: no limit). */
+  signInPerMinute?: number;
 }
 
 export interface S3Config {
@@ -446,6 +448,10 @@ const EnvSchema = z
     // Pairing codes are 8 characters of 30 (~39 bits) and live 2 minutes: 10 tries a minute per
     // address (shared by all instances on one PostgreSQL database) leaves a guess no real chance.
     RATE_LIMIT_PAIRING_PER_MINUTE: integer('RATE_LIMIT_PAIRING_PER_MINUTE', 10, 0),
+    // A sign-in takes three of these steps; 60 a minute lets 20 people behind one address (a
+    // ward's NAT, a reverse proxy that hides addresses) sign in within a minute, and bounds how
+    // hard one address can make the provider and the audit trail work.
+    RATE_LIMIT_SIGN_IN_PER_MINUTE: integer('RATE_LIMIT_SIGN_IN_PER_MINUTE', 60, 0),
     // Device tokens (pairing, sign-in) unused this long expire; the contract: 30 days by default.
     TOKEN_TTL_DAYS: integer('TOKEN_TTL_DAYS', 30, 1, 3650),
     // A fair share of the process per user (lib/api/http/fair-share.ts): the app sends at most 4
@@ -533,6 +539,7 @@ export function readConfig(env: Env = process.env): Config {
       writesPerSecond: v.RATE_LIMIT_PER_SECOND === 0 ? 0 : v.RATE_LIMIT_WRITES_PER_SECOND,
       anonymous: { perSecond: v.RATE_LIMIT_ANONYMOUS_PER_SECOND, burst: v.RATE_LIMIT_ANONYMOUS_BURST, burstSeconds: v.RATE_LIMIT_BURST_SECONDS, peakPerSecond: 0 },
       pairingPerMinute: v.RATE_LIMIT_PAIRING_PER_MINUTE,
+      signInPerMinute: v.RATE_LIMIT_SIGN_IN_PER_MINUTE,
     },
     fairShare: { perUser: v.MAX_REQUESTS_IN_FLIGHT_PER_USER, queuedPerUser: v.MAX_REQUESTS_QUEUED_PER_USER },
     s3,

@@ -22,14 +22,14 @@ import { sweepOrphans, type BlobStore } from './storage/blob-store';
 import { BlobDeletionQueue, type DrainResult } from './storage/blob-deletions';
 import { openBlobStore, type OpenedBlobStore } from './storage/open-blob-store';
 import { storageFailure } from './storage/failures';
-import { Authenticator, createToken, type Identity } from './domain/tokens';
+import { Authenticator, createToken, tokenRefusalOf, type Identity } from './domain/tokens';
 import { Pairings } from './domain/pairings';
 import { purgeExpiredDeviceTokens } from './domain/devices';
 import { TusUploads } from './http/tus/uploads';
 import { UploadRecords } from './storage/uploads';
 import { isHealthPath, serveHealth } from './http/health';
 import { isDevicePolicyPath, serveDevicePolicy } from './http/device-policy';
-import { isOidcPath, oidcNotOffered, OidcSignIn } from './http/oidc';
+import { isOidcPath, isOidcStep, oidcNotOffered, OidcSignIn } from './http/oidc';
 import { FairShare } from './http/fair-share';
 import { RateLimiter } from './http/rate-limit';
 import { routeTemplate, type Logger } from './http/log';
@@ -37,7 +37,8 @@ import { sql } from 'kysely';
 import { allowed, ROUTES, routeFor, Router, type Api } from './routes';
 import type { PathMatch } from './routes/router';
 import type { Route } from './routes/route';
-import { AuditNote, AuditTrail, type AuditAction } from './domain/audit';
+import { AuditNote, AuditTrail, UNKNOWN_USER, type AuditAction } from './domain/audit';
+import { RefusalSampler } from './domain/audit-refusals';
 import type { StoredFile } from './domain/files';
 import { ID_PATTERN } from '../schemas';
 
@@ -116,6 +117,8 @@ export class ApiService {
   private shuttingDown = false;
   /** Who did what to which record (lib/api/domain/audit.ts): reads queued here, writes in their transactions. */
   readonly audit: AuditTrail;
+  /** Which refused tokens the trail records (at most one a minute per address, reason and token). */
+  private readonly refusals = new RefusalSampler();
 
   private constructor(
     private readonly config: Config,
@@ -132,7 +135,7 @@ export class ApiService {
     this.auth = new Authenticator(db, config.staticTokens, { ttlSeconds: config.tokenTtlSeconds });
     this.audit = new AuditTrail(db, { enabled: config.audit.enabled, retentionDays: config.audit.retentionDays, dialect: opened.dialect, log });
     this.pairings = new Pairings(db);
-    this.oidc = config.oidc ? new OidcSignIn(config.oidc, db, secret, (request) => this.hosts.assetBase(request), log) : null;
+    this.oidc = config.oidc ? new OidcSignIn(config.oidc, db, secret, (request) => this.hosts.assetBase(request), log, this.audit) : null;
     this.conversations = new Conversations(db);
     this.files = new Files(db, this.signer, this.conversations);
     this.idempotency = new IdempotencyStore(db, config.extensions.has('idempotency'), { dialect: opened.dialect, waitMs: config.idempotencyWaitMs });
@@ -317,6 +320,9 @@ export class ApiService {
     if (isOidcPath(request.path)) {
       if (!this.oidc) return oidcNotOffered();
       try {
+        // Per address: the steps of a sign-in on a count of their own; whether it is offered (the
+        // sign-in screen asks on every visit) on the limit of requests without a token.
+        await this.limits.forAddress(isOidcStep(request.path) ? 'sign-in' : 'address', request.remoteAddress);
         return await this.oidc.handle(request);
       } catch (error) {
         return reply(errorResult(this.answerFor(request, error)));
@@ -339,7 +345,8 @@ export class ApiService {
       }
       if (file) {
         const action = request.method === 'HEAD' ? 'read' : 'download';
-        this.audit.enqueue({ user: file.user_id, token: null, action, objectType: 'file', objectId: file.id, address: request.remoteAddress, outcome: answer.status });
+        // Committed before the bytes go out (domain/audit.ts, "Durability").
+        await this.audit.enqueue({ user: file.user_id, token: null, action, objectType: 'file', objectId: file.id, address: request.remoteAddress, outcome: answer.status });
       }
       return answer;
     }
@@ -349,9 +356,10 @@ export class ApiService {
     } catch (error) {
       answer = reply(errorResult(this.answerFor(request, error)));
     }
-    // What was not recorded with its change (reads, refusals, replays) is queued, with its outcome.
+    // What was not recorded with its change (reads, refusals, replays) is committed, with its
+    // outcome, before the answer is sent (group commit: domain/audit.ts).
     const note = request.audit;
-    if (note && !note.recorded) this.audit.enqueue({ ...note.entry, outcome: answer.status });
+    if (note && !note.recorded) await this.audit.enqueue({ ...note.entry, outcome: answer.status });
     // Advertised up front, so that a client need not learn it from a replay.
     if (this.config.extensions.has('idempotency')) answer.headers.Idempotency = 'supported';
     return answer;
@@ -390,12 +398,33 @@ export class ApiService {
     }
     // A path that asks for no rate-limited token refuses a method before asking for one.
     if (match && !route && match.routes.every((r) => r.access)) throw methodNotAllowed(allowed(match.routes));
-    const { user, tokenId } = await this.authenticate(request, route ?? undefined, match?.params).catch((error: unknown) => this.limits.refused(request.remoteAddress, error));
+    const { user, tokenId } = await this.authenticate(request, route ?? undefined, match?.params).catch((error: unknown) => this.refuseToken(request, error));
     if (route?.access === 'stream') return (await route.handle(this.api, { request, user, tokenId, params: match!.params })) as ApiReply;
     await this.limits.forToken(request.header('authorization'), request.method);
     // Long requests (bytes moving over the network) do not take a turn: see http/fair-share.ts.
     if (route?.long) return reply(await this.serve(request, user, tokenId, match!));
     return reply(await this.share.run(user, () => this.serve(request, user, tokenId, match)));
+  }
+
+  /**
+   * A token refused (401): counted against the address (429 over its limit), and, when it is
+   * answered 401, recorded as a failed sign-in (sampled: domain/audit-refusals.ts). Always throws.
+   */
+  private async refuseToken(request: ApiRequest, error: unknown): Promise<never> {
+    const answer = await this.limits.refused(request.remoteAddress, error).catch((thrown: unknown) => thrown);
+    const refusal = answer === error ? tokenRefusalOf(error) : undefined;
+    if (refusal && this.audit.enabled && this.refusals.shouldRecord(request.remoteAddress, refusal)) {
+      await this.audit.enqueue({
+        user: refusal.user ?? UNKNOWN_USER,
+        token: refusal.tokenId ?? null,
+        action: 'sign-in',
+        objectType: 'token',
+        objectId: refusal.tokenId ?? null,
+        address: request.remoteAddress ?? null,
+        outcome: `refused:${refusal.reason}`,
+      });
+    }
+    throw answer;
   }
 
   /** A /v1 request of an authenticated user (within its limits). */

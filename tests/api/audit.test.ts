@@ -167,6 +167,40 @@ describe('reads: batched, flushed off the request path', () => {
   });
 });
 
+describe('durable before the answer: a read\'s row is committed by the time its answer arrives', () => {
+  it('many reads at once (one group commit, or a few): each row is there as soon as its answer is, without waiting', async () => {
+    const conversation = (await alice.post('/v1/conversations', { json: { contact_id: 'durable-reads' } })).body.id as string;
+    const answers = await Promise.all(Array.from({ length: 40 }, () => alice.get(`/v1/conversations/${conversation}`)));
+    expect(answers.every((a) => a.status === 200)).toBe(true);
+    // No polling, no flush: read straight after the last answer.
+    expect((await find({ action: 'read', object_id: conversation, user_id: 'alice' })).length).toBe(40);
+  });
+});
+
+describe('refused tokens: recorded as failed sign-ins, at most one a minute per address, reason and token', () => {
+  it('an unknown token (twice: one row, no user); a wiped device\'s token (its user and id)', async () => {
+    const refused = (outcome: string) => find({ action: 'sign-in', outcome });
+    const unknownBefore = (await refused('refused:unknown_token')).length;
+    for (const token of ['no-such-token-1111111111', 'no-such-token-2222222222']) {
+      expect((await client(() => server.baseUrl, token).get('/v1/conversations')).status).toBe(401);
+    }
+    const unknown = await refused('refused:unknown_token');
+    expect(unknown.length).toBe(unknownBefore + 1);
+    expect(unknown.at(-1)).toMatchObject({ user_id: '(unknown)', token_id: null, object_type: 'token' });
+    expect(JSON.stringify(unknown)).not.toContain('no-such-token');
+
+    const device = await createToken(server.service.db, 'alice', 'wiped phone', 'device');
+    await server.service.db.updateTable('tokens').set({ wiped_at: Math.floor(Date.now() / 1000) }).where('id', '=', device.id).execute();
+    const phone = client(() => server.baseUrl, device.token);
+    for (let i = 0; i < 3; i++) expect((await phone.get('/v1/conversations')).status).toBe(401);
+    expect(await refused('refused:device_wiped')).toEqual([expect.objectContaining({ user_id: 'alice', token_id: device.id, object_id: device.id })]);
+    // No Authorization at all is not a presentation: nothing recorded.
+    const before = (await all()).length;
+    expect((await client(() => server.baseUrl).get('/v1/conversations')).status).toBe(401);
+    expect((await all()).length).toBe(before);
+  });
+});
+
 describe('deletes, contents, the CLI, retention', () => {
   it('deletes are recorded with the change; no file name or contact id anywhere in the trail', async () => {
     expect((await alice.del(`/v1/files/${fileId}`)).status).toBe(204);

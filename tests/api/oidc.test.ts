@@ -233,7 +233,9 @@ describe.skipIf(elsewhere)('single sign-on with a real OpenID provider', () => {
     expect(tokens.some((t) => t.token_hash === createHash('sha256').update(body.token).digest('hex'))).toBe(true);
     expect(JSON.stringify(tokens)).not.toContain(body.token);
     const audit = await server.service.db.selectFrom('audit').selectAll().where('action', '=', 'sign-in').execute();
-    expect(audit).toEqual([expect.objectContaining({ user_id: 'carol@example.test', token_id: body.device_id, outcome: '200' })]);
+    expect(audit.filter((row) => row.outcome === '200')).toEqual([expect.objectContaining({ user_id: 'carol@example.test', token_id: body.device_id })]);
+    // The stranger's try and the second redemption (its cookie spent): failed sign-ins, by nobody named.
+    expect(audit.filter((row) => row.outcome === 'refused:handoff_refused').map((row) => row.user_id)).toEqual(['(unknown)', '(unknown)']);
     // Nothing left of the handoff but its hash and the token's id.
     const rows = await server.service.db.selectFrom('sign_ins').selectAll().execute();
     expect(JSON.stringify(rows)).not.toContain(id);
@@ -333,6 +335,83 @@ describe.skipIf(elsewhere)('single sign-on with a real OpenID provider', () => {
     expect(unknown.status).toBe(404);
     const wrongMethod = await fetch(`${server.baseUrl}/auth/oidc/handoff`);
     expect(wrongMethod.status).toBe(405);
+  });
+});
+
+const signInRows = async (s: TestServer, outcome: string) =>
+  s.service.db.selectFrom('audit').selectAll().where('action', '=', 'sign-in').where('outcome', '=', outcome).execute();
+
+describe.skipIf(elsewhere)('failed sign-ins are in the audit trail, committed before the answer', () => {
+  it('a refused callback: one row, its reason, the address, no user it did not name', async () => {
+    const before = (await signInRows(server, 'refused:expired')).length;
+    const none = await get(new Jar(), `${server.baseUrl}/auth/oidc/callback?code=x&state=y`);
+    expect(none.headers.get('location')).toBe('/?signin_error=expired');
+    // No polling: the row is there once the answer is.
+    const rows = await signInRows(server, 'refused:expired');
+    expect(rows.length).toBe(before + 1);
+    expect(rows.at(-1)).toMatchObject({ user_id: '(unknown)', token_id: null, object_type: 'token', address: expect.stringMatching(/127\.0\.0\.1/) });
+
+    const a = new Jar();
+    const start = await get(a, `${server.baseUrl}/auth/oidc/start`);
+    const callback = await throughProvider(a, start.headers.get('location')!, callbackOf(server), 'ines');
+    const b = new Jar();
+    await get(b, `${server.baseUrl}/auth/oidc/start`);
+    expect((await get(b, callback)).headers.get('location')).toBe('/?signin_error=state_mismatch');
+    expect(await signInRows(server, 'refused:state_mismatch')).not.toEqual([]);
+  });
+
+  it('a user the provider named but that is refused (unverified e-mail) is recorded with that user', async () => {
+    const { landed } = await signInAt(server, new Jar(), 'unverified');
+    expect(landed.headers.get('location')).toBe('/?signin_error=no_user');
+    expect(await signInRows(server, 'refused:no_user')).toEqual(expect.arrayContaining([expect.objectContaining({ user_id: 'unverified@example.test' })]));
+  });
+
+  it('a handoff redeemed without its browser’s cookie: recorded with the user it was for', async () => {
+    const jar = new Jar();
+    const { landed } = await signInAt(server, jar, 'jules');
+    const id = new URL(landed.headers.get('location')!, server.baseUrl).searchParams.get('signin')!;
+    // A browser with a handoff cookie of its own, but not this one's.
+    const other = new Jar();
+    const otherSignIn = await signInAt(server, other, 'kim');
+    expect(otherSignIn.landed.status).toBe(303);
+    expect((await handoff(server, other, id)).status).toBe(404);
+    expect(await signInRows(server, 'refused:handoff_refused')).toEqual(expect.arrayContaining([expect.objectContaining({ user_id: 'jules@example.test' })]));
+    // Its own browser still can.
+    expect((await handoff(server, jar, id)).status).toBe(200);
+  });
+});
+
+describe.skipIf(elsewhere)('the sign-in paths: a rate limit per address; the cookie Secure behind a TLS-terminating proxy', () => {
+  it('RATE_LIMIT_SIGN_IN_PER_MINUTE: the steps over it are 429 rate_limited with Retry-After (and not recorded); asking whether SSO is offered is not counted with them', async () => {
+    const s = await startServer({ OIDC_ISSUER_URL: issuer, OIDC_CLIENT_ID: CLIENT_ID, OIDC_CLIENT_SECRET: CLIENT_SECRET, RATE_LIMIT_SIGN_IN_PER_MINUTE: '3' });
+    try {
+      for (let i = 0; i < 2; i++) expect((await get(new Jar(), `${s.baseUrl}/auth/oidc/start`)).status).toBe(302);
+      expect((await get(new Jar(), `${s.baseUrl}/auth/oidc/callback`)).headers.get('location')).toBe('/?signin_error=expired');
+      const refusedBefore = (await signInRows(s, 'refused:expired')).length;
+      for (const path of ['/auth/oidc/start', '/auth/oidc/callback', '/auth/oidc/handoff']) {
+        const r = await get(new Jar(), `${s.baseUrl}${path}`, path.endsWith('handoff') ? { method: 'POST', body: '{}' } : {});
+        expect(r.status, path).toBe(429);
+        expect(Number(r.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+        expect(Number(r.headers.get('retry-after'))).toBeLessThanOrEqual(60);
+        expect(await r.json()).toMatchObject({ type: 'invalid_request', code: 'rate_limited' });
+      }
+      expect((await signInRows(s, 'refused:expired')).length).toBe(refusedBefore);
+      expect((await fetch(`${s.baseUrl}/auth/oidc`)).status).toBe(200);
+    } finally {
+      await s.stop();
+    }
+  });
+
+  it('ASSET_URL https (TLS ends at a proxy; the request arrives over http): the flow cookie is Secure, the redirect URI https', async () => {
+    const s = await startServer({ OIDC_ISSUER_URL: issuer, OIDC_CLIENT_ID: CLIENT_ID, ASSET_URL: 'https://parley.example.org' });
+    try {
+      const r = await fetch(`${s.baseUrl}/auth/oidc/start`, { redirect: 'manual' });
+      expect(r.status).toBe(302);
+      expect(new URL(r.headers.get('location')!).searchParams.get('redirect_uri')).toBe('https://parley.example.org/auth/oidc/callback');
+      expect(r.headers.get('set-cookie')).toMatch(/; HttpOnly; SameSite=Lax; Secure$/);
+    } finally {
+      await s.stop();
+    }
   });
 });
 

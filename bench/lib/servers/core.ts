@@ -8,7 +8,7 @@ const config = readConfig(process.env);
 const { service } = await ApiService.open(config, { log: () => {}, error: console.error });
 const server = createHttpServer((request) => service.dispatch(request));
 const port = await listen(server, 0, '127.0.0.1');
-console.log(`BENCH_READY ${JSON.stringify({ port })}`);
+console.log(`BENCH_READY ${JSON.stringify({ port, pid: process.pid })}`);
 const stop = async () => {
   server.close();
   server.closeAllConnections();

@@ -5,23 +5,31 @@
 // named), the client's address and the outcome (the HTTP status, or ok/refused for the CLI). Never
 // contents: no file names, contact or group ids, bodies, query strings or paths.
 //
-// Durability:
+// Durability: a record is durable before or with what it describes.
 // - A write (create, update, delete) records its row in the SAME transaction as the change
 //   (`AuditNote.record`, called by IdempotencyStore.run before the commit): the change and its
 //   record commit together or not at all.
-// - Everything else (list, read, download, and writes that changed nothing: refusals, replays) is
-//   queued in memory and written in one INSERT per batch, every FLUSH_MS or FLUSH_ROWS rows, off
-//   the request's path, and at shutdown. A crash (kill -9, power cut) can lose the reads of the
-//   last batch (at most ~FLUSH_MS of them); never a write's record.
+// - A read (list, read, download, and writes that changed nothing: refusals, replays) changes
+//   nothing; what it "does" is send data out. Its row is committed BEFORE its answer is sent
+//   (`AuditTrail.enqueue` resolves on commit; ApiService.dispatch waits for it): a group commit,
+//   one INSERT for all the rows of the requests answered meanwhile, written off the request thread
+//   (storage/audit-writer.ts). So a crash (kill -9, a power cut within the database's own
+//   guarantees) never loses the record of a read whose answer left the server. The one exception
+//   is chosen: while the database refuses rows (full disk), answers are not held back; the rows
+//   wait in memory for the next attempt (every second) and a crash then loses them (logged).
 //
 // Other code (sign-in, pairing, the token CLI's revoke/wipe) records with `recordAudit(db, entry)`:
 // given a transaction, the row commits with the change it describes.
 import { sql, type Selectable } from 'kysely';
-import { sqliteConnection, type AuditTableRow, type Db, type DialectName } from '../storage/db';
+import { sqliteFileOf, type AuditTableRow, type Db, type DialectName } from '../storage/db';
+import { poolAuditWriter, threadAuditWriter, type AuditTuple, type AuditWriter } from '../storage/audit-writer';
 import type { ApiResult } from '../result';
 
 export const AUDIT_ACTIONS = ['list', 'read', 'download', 'create', 'update', 'delete', 'sign-in', 'pairing', 'revoke', 'wipe'] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+
+/** The user of a failed sign-in that named none (a bad state, an unknown token): no user id can look like it. */
+export const UNKNOWN_USER = '(unknown)';
 
 /** What a static token (PARLEY_TOKENS) is recorded as: it has no id. */
 export const STATIC_TOKEN_ID = 'static';
@@ -39,8 +47,8 @@ export interface AuditEntry {
   conversationId?: string | null;
   /** The client's address as the socket saw it (null when unknown, or for the CLI). */
   address?: string | null;
-  /** The HTTP status as a number, or `ok` / `refused`. */
-  outcome: number | 'ok' | 'refused';
+  /** The HTTP status as a number, `ok` / `refused` (the CLI), or `refused:<reason>` (a failed sign-in). */
+  outcome: number | 'ok' | 'refused' | `refused:${string}`;
   /** Unix milliseconds (default: now). */
   at?: number;
 }
@@ -69,8 +77,10 @@ export async function recordAudit(db: Db, entry: AuditEntry): Promise<void> {
   await db.insertInto('audit').values(toRow(entry, Date.now())).execute();
 }
 
-const FLUSH_MS = 100;
+/** The most rows one INSERT carries. */
 const FLUSH_ROWS = 500;
+/** After a refused batch: when the next attempt is made. */
+const RETRY_MS = 1000;
 /** Rows waiting beyond this (the database refusing them for long) are dropped, and counted in the log. */
 const MAX_PENDING = 100_000;
 
@@ -114,106 +124,138 @@ export interface AuditTrailOptions {
   log: Pick<Console, 'error'>;
 }
 
-/** The batched writer of reads, and the retention prune. */
+function toTuple(entry: AuditEntry, now: number): AuditTuple {
+  const r = toRow(entry, now);
+  return [r.at, r.user_id, r.token_id, r.action, r.object_type, r.object_id, r.conversation_id, r.address, r.outcome];
+}
+
+/** The rows of one group commit, and the answers that wait for it (one promise for them all). */
+class Group {
+  readonly rows: AuditTuple[] = [];
+  readonly committed: Promise<void>;
+  settle!: () => void;
+  constructor() {
+    this.committed = new Promise<void>((resolve) => (this.settle = resolve));
+  }
+}
+
+/**
+ * The group commit of reads (and of writes that changed nothing), and the retention prune.
+ *
+ * The rows queued in one turn of the event loop form a group, handed to the writer (SQLite: a
+ * thread of its own, which writes groups in order; PostgreSQL: the pool) in INSERTs of up to
+ * FLUSH_ROWS rows. `enqueue` resolves once its row is
+ * committed, and the service sends the answer only then, so no read's answer leaves the server
+ * before its record is as durable as a write's (see the top of this file). What this costs the
+ * request thread per row is one array in a list: one promise serves the whole group.
+ */
 export class AuditTrail {
-  private pending: NewRow[] = [];
-  private timer: NodeJS.Timeout | null = null;
-  private flushing: Promise<void> = Promise.resolve();
+  private group = new Group();
+  /** Groups handed to the writer and not yet answered (it writes them in order). */
+  private readonly inFlight = new Set<Promise<void>>();
+  /** Rows the database refused, written at the next try (no answer waits for them). */
+  private refused: AuditTuple[] = [];
+  private retry: NodeJS.Timeout | null = null;
   private dropped = 0;
   private closed = false;
+  private readonly writer: AuditWriter;
 
   constructor(
     private readonly db: Db,
     private readonly options: AuditTrailOptions,
-  ) {}
+  ) {
+    const file = options.enabled && options.dialect === 'sqlite' ? sqliteFileOf(db) : undefined;
+    this.writer = file ? threadAuditWriter(file.path, file.gate) : poolAuditWriter(db);
+  }
 
   get enabled(): boolean {
     return this.options.enabled;
   }
 
-  /** Queues a row; written within FLUSH_MS (or at once when FLUSH_ROWS are waiting). */
-  enqueue(entry: AuditEntry): void {
-    if (!this.options.enabled || this.closed) return;
-    if (this.pending.length >= MAX_PENDING) {
+  /**
+   * Queues a row for the next group commit; resolves once it is committed. While the database
+   * refuses rows it resolves at once (the answer is not held back from the clinician who asked):
+   * the row is kept and written by a later try, and the refusal is logged.
+   */
+  enqueue(entry: AuditEntry): Promise<void> {
+    if (!this.options.enabled || this.closed) return Promise.resolve();
+    if (this.refused.length + this.group.rows.length >= MAX_PENDING) {
       this.dropped++;
-      return;
+      return Promise.resolve();
     }
-    this.pending.push(toRow(entry, Date.now()));
-    if (this.pending.length >= FLUSH_ROWS) void this.flush();
-    else if (!this.timer) {
-      this.timer = setTimeout(() => void this.flush(), FLUSH_MS);
-      this.timer.unref();
+    const row = toTuple(entry, Date.now());
+    if (this.retry) {
+      this.refused.push(row);
+      return Promise.resolve();
     }
+    this.group.rows.push(row);
+    // The rows of this turn of the event loop together: the first one schedules the group. It is
+    // handed to the writer then, even while an earlier group is being written (the writer takes
+    // them in order): its answers wait for its own commit, not for a turn to be handed over.
+    if (this.group.rows.length === 1) setImmediate(() => this.send());
+    return this.group.committed;
   }
 
-  /** Writes what is queued, in one INSERT per FLUSH_ROWS rows; one flush at a time. */
-  flush(): Promise<void> {
-    const pass = this.flushing.then(() => this.write());
-    this.flushing = pass.catch(() => {});
-    return pass;
+  /** Resolves once everything queued so far has been written (or refused). */
+  async flush(): Promise<void> {
+    this.send();
+    if (this.refused.length > 0 && !this.retry) this.sendRefused();
+    while (this.inFlight.size > 0) await Promise.all([...this.inFlight]);
   }
 
-  private async write(): Promise<void> {
-    if (this.timer) {
-      clearTimeout(this.timer);
-      this.timer = null;
-    }
+  /** Hands the group gathered so far to the writer. */
+  private send(): void {
+    const group = this.group;
+    if (group.rows.length === 0) return;
+    this.group = new Group();
+    this.track(group.rows, () => group.settle());
+  }
+
+  /** The rows kept from refused tries, again. */
+  private sendRefused(): void {
+    if (this.retry) clearTimeout(this.retry);
+    this.retry = null;
+    this.track(this.refused.splice(0), () => {});
+  }
+
+  private track(rows: AuditTuple[], settle: () => void): void {
     if (this.dropped > 0) {
       this.options.log.error(`[parley] the audit trail dropped ${this.dropped} read records: the database refused them for too long`);
       this.dropped = 0;
     }
-    while (this.pending.length > 0) {
-      const batch = this.pending.splice(0, FLUSH_ROWS);
-      try {
-        await this.insert(batch);
-      } catch (error) {
-        // Kept for the next pass (the database may be back by then).
-        this.pending.unshift(...batch);
-        this.options.log.error('[parley] writing audit records failed (kept for the next pass):', error);
-        if (!this.timer) {
-          this.timer = setTimeout(() => void this.flush(), 1000);
-          this.timer.unref();
-        }
-        return;
+    const progress = { written: 0 };
+    const writing = this.write(rows, progress).then(settle, (error: unknown) => {
+      // Kept for the next try (the database may be back by then); the answers go out meanwhile.
+      this.refused.unshift(...rows.slice(progress.written));
+      this.options.log.error('[parley] writing audit records failed (kept for the next pass):', error);
+      settle();
+      if (!this.closed && !this.retry) {
+        this.retry = setTimeout(() => this.sendRefused(), RETRY_MS);
+        this.retry.unref();
       }
-    }
+    });
+    this.inFlight.add(writing);
+    void writing.finally(() => this.inFlight.delete(writing));
   }
 
-  private sqliteInsert: ((rows: NewRow[]) => void) | null | undefined;
-
-  /**
-   * One batch, in one transaction. On SQLite with one prepared statement on the connection Kysely
-   * holds for us (building a 500-row INSERT through Kysely costs about as much again per row).
-   */
-  private async insert(rows: NewRow[]): Promise<void> {
-    if (this.sqliteInsert === undefined) {
-      const raw = this.options.dialect === 'sqlite' ? sqliteConnection(this.db) : undefined;
-      if (raw) {
-        const statement = raw.prepare(
-          'insert into audit (at, user_id, token_id, action, object_type, object_id, conversation_id, address, outcome) values (?, ?, ?, ?, ?, ?, ?, ?, ?)',
-        );
-        this.sqliteInsert = raw.transaction((batch: NewRow[]) => {
-          for (const r of batch) statement.run(r.at, r.user_id, r.token_id, r.action, r.object_type, r.object_id, r.conversation_id, r.address, r.outcome);
-        });
-      } else this.sqliteInsert = null;
-    }
-    const sqliteInsert = this.sqliteInsert;
-    if (sqliteInsert) await this.db.connection().execute(async () => sqliteInsert(rows));
-    else await this.db.insertInto('audit').values(rows).execute();
-  }
-
-  /** Deletes rows older than AUDIT_RETENTION_DAYS at `now` (Unix ms); the only delete there is. */
-  async prune(now = Date.now()): Promise<number> {
-    const before = now - this.options.retentionDays * 24 * 3600_000;
-    return pruneAudit(this.db, this.options.dialect, before);
+  /** In INSERTs of at most FLUSH_ROWS rows; `progress` says how many are committed (a refusal stops there). */
+  private async write(rows: AuditTuple[], progress: { written: number }): Promise<void> {
+    for (; progress.written < rows.length; progress.written += FLUSH_ROWS) await this.writer.write(rows.slice(progress.written, progress.written + FLUSH_ROWS));
   }
 
   /** At shutdown (requests in flight have ended): what is queued is written, and nothing after. */
   async close(): Promise<void> {
     await this.flush().catch(() => {});
     this.closed = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
+    if (this.retry) clearTimeout(this.retry);
+    this.retry = null;
+    await this.writer.close().catch(() => {});
+  }
+
+  /** Deletes rows older than AUDIT_RETENTION_DAYS at `now` (Unix ms); the only delete there is. */
+  async prune(now = Date.now()): Promise<number> {
+    const before = now - this.options.retentionDays * 24 * 3600_000;
+    return pruneAudit(this.db, this.options.dialect, before);
   }
 }
 

@@ -16,6 +16,25 @@ export interface StoredToken {
   created_at: number;
 }
 
+/** Why a presented token was refused, and whose it was when it is known (for the audit trail). */
+export interface TokenRefusal {
+  reason: 'unknown_token' | 'device_wiped' | 'token_expired';
+  tokenId?: string;
+  user?: string;
+}
+
+const refusals = new WeakMap<object, TokenRefusal>();
+
+function refusal<E extends object>(error: E, why: TokenRefusal): E {
+  refusals.set(error, why);
+  return error;
+}
+
+/** What `identify` knew about the token it refused with `error` (undefined: not a refused token). */
+export function tokenRefusalOf(error: unknown): TokenRefusal | undefined {
+  return typeof error === 'object' && error !== null ? refusals.get(error) : undefined;
+}
+
 export const USER_PATTERN = /^[A-Za-z0-9_.@-]{1,64}$/;
 
 /**
@@ -180,16 +199,20 @@ export class Authenticator {
     const [row] = await this.byHash(this.db, { hash: hashToken(token) });
     if (!row) {
       this.cache.delete(token);
-      throw unauthenticated('Unknown token');
+      throw refusal(unauthenticated('Unknown token'), { reason: 'unknown_token' });
     }
     if (row.wiped_at !== null) {
       this.cache.delete(token);
-      throw deviceWiped();
+      throw refusal(deviceWiped(), { reason: 'device_wiped', tokenId: row.id, user: row.user_id });
     }
     const seconds = Math.floor(now / 1000);
     if (tokenExpired(row, seconds, this.ttlSeconds)) {
       this.cache.delete(token);
-      throw unauthenticated('This device token expired: it was not used for too long (TOKEN_TTL_DAYS). Sign in again');
+      throw refusal(unauthenticated('This device token expired: it was not used for too long (TOKEN_TTL_DAYS). Sign in again'), {
+        reason: 'token_expired',
+        tokenId: row.id,
+        user: row.user_id,
+      });
     }
     if ((row.last_seen_at ?? 0) < seconds - LAST_SEEN_EVERY_SECONDS) {
       // Best effort: a database that refuses writes right now must not refuse the request.

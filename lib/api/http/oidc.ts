@@ -23,7 +23,7 @@ import type { OidcConfig } from '../../config';
 import { ApiError, invalid, missing, notFound } from '../errors';
 import type { Db } from '../storage/db';
 import { inTransaction } from '../storage/transaction';
-import { recordAudit } from '../domain/audit';
+import { recordAudit, UNKNOWN_USER, type AuditEntry } from '../domain/audit';
 import { nowSeconds } from '../domain/ids';
 import { deviceLabel } from '../domain/pairings';
 import { createDeviceToken, USER_PATTERN } from '../domain/tokens';
@@ -42,6 +42,11 @@ export type SignInErrorCode = 'refused' | 'denied' | 'expired' | 'state_mismatch
 
 export function isOidcPath(path: string): boolean {
   return path === OIDC_PATH || path.startsWith(`${OIDC_PATH}/`);
+}
+
+/** A step of a sign-in (start, callback, handoff, or any other path below), not the question whether it is offered. */
+export function isOidcStep(path: string): boolean {
+  return path.startsWith(`${OIDC_PATH}/`) && path !== `${OIDC_PATH}/`;
 }
 
 const JSON_HEADERS = { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store' };
@@ -103,6 +108,8 @@ export class OidcSignIn {
     /** The public origin of a request: ASSET_URL, or its own (HostPolicy); throws 400 for a Host not allowed. */
     private readonly originOf: (request: ApiRequest) => string,
     private readonly log: { error(...args: unknown[]): void },
+    /** Where failed sign-ins are recorded (committed before the answer, like a read's record). */
+    private readonly audit: { enqueue(entry: AuditEntry): Promise<void> },
   ) {
     this.key = createHmac('sha256', installationSecret).update('parley oidc cookie').digest();
   }
@@ -161,7 +168,7 @@ export class OidcSignIn {
       configuration = await this.configuration();
     } catch (error) {
       this.log.error('[parley] single sign-on: the provider\'s discovery document could not be read:', error instanceof Error ? error.message : error);
-      return this.failed('idp_unreachable');
+      return this.failed(request, 'idp_unreachable');
     }
     const verifier = client.randomPKCECodeVerifier();
     const flow: FlowCookie = { k: 'flow', state: client.randomState(), nonce: client.randomNonce(), verifier, redirectUri, exp: nowSeconds() + FLOW_SECONDS };
@@ -179,15 +186,15 @@ export class OidcSignIn {
 
   private async callback(request: ApiRequest): Promise<ApiReply> {
     const flow = this.readCookie(request);
-    if (!flow || flow.k !== 'flow') return this.failed('expired');
+    if (!flow || flow.k !== 'flow') return this.failed(request, 'expired');
     const givenState = request.query.get('state');
-    if (givenState === null || !same(givenState, flow.state)) return this.failed('state_mismatch');
-    if (request.query.get('error')) return this.failed(request.query.get('error') === 'access_denied' ? 'denied' : 'refused');
+    if (givenState === null || !same(givenState, flow.state)) return this.failed(request, 'state_mismatch');
+    if (request.query.get('error')) return this.failed(request, request.query.get('error') === 'access_denied' ? 'denied' : 'refused');
     let configuration: client.Configuration;
     try {
       configuration = await this.configuration();
     } catch {
-      return this.failed('idp_unreachable');
+      return this.failed(request, 'idp_unreachable');
     }
     const currentUrl = new URL(flow.redirectUri);
     currentUrl.search = request.query.toString();
@@ -209,12 +216,12 @@ export class OidcSignIn {
     } catch (error) {
       const unreachable = error instanceof TypeError || (error as { code?: string }).code === 'OAUTH_TIMEOUT';
       this.log.error(`[parley] single sign-on ${unreachable ? 'could not reach the provider' : 'refused'}:`, error instanceof Error ? `${(error as { code?: string }).code ?? error.name}: ${error.message}` : error);
-      return this.failed(unreachable ? 'idp_unreachable' : 'refused');
+      return this.failed(request, unreachable ? 'idp_unreachable' : 'refused');
     }
-    if (!claims) return this.failed('refused');
-    if (this.config.userClaim === 'email' && claims.email_verified === false) return this.failed('no_user');
+    if (!claims) return this.failed(request, 'refused');
     const user = userIdFor(this.config.userClaim, claims[this.config.userClaim]);
-    if (!user) return this.failed('no_user');
+    if (this.config.userClaim === 'email' && claims.email_verified === false) return this.failed(request, 'no_user', user);
+    if (!user) return this.failed(request, 'no_user');
     const id = randomBytes(32).toString('base64url');
     const binding = randomBytes(32).toString('base64url');
     const expires = nowSeconds() + HANDOFF_SECONDS;
@@ -237,9 +244,15 @@ export class OidcSignIn {
     if (typeof id !== 'string' || id.length > 100) throw invalid('id', 'id must be the signin= value');
     const gone = () => new ApiError('resource_missing', 'No such sign-in: it was used, it expired (a minute), or it was made in another browser. Sign in again', 'id');
     const cookie = this.readCookie(request);
-    if (!cookie || cookie.k !== 'handoff') throw gone();
+    if (!cookie || cookie.k !== 'handoff') {
+      await this.refused(request, 'handoff_refused');
+      throw gone();
+    }
     const row = await this.db.selectFrom('sign_ins').selectAll().where('id_hash', '=', hashHex(id)).executeTakeFirst();
-    if (!row || row.token_id !== null || Number(row.expires_at) < nowSeconds() || !same(row.binding_hash, hashHex(cookie.binding))) throw gone();
+    if (!row || row.token_id !== null || Number(row.expires_at) < nowSeconds() || !same(row.binding_hash, hashHex(cookie.binding))) {
+      await this.refused(request, 'handoff_refused', row?.user_id);
+      throw gone();
+    }
     const made = await inTransaction(this.db, async (trx) => {
       const claimed = await trx.updateTable('sign_ins').set({ token_id: 'claimed' }).where('id_hash', '=', row.id_hash).where('token_id', 'is', null).executeTakeFirst();
       if (Number(claimed.numUpdatedRows) === 0) throw gone();
@@ -257,8 +270,19 @@ export class OidcSignIn {
     await this.db.deleteFrom('sign_ins').where('expires_at', '<', now - 60).execute();
   }
 
-  private failed(code: SignInErrorCode): ApiReply {
+  /** A refused sign-in: recorded (with the user when the provider named one), then back to the sign-in screen. */
+  private async failed(request: ApiRequest, code: SignInErrorCode, user?: string | null): Promise<ApiReply> {
+    await this.refused(request, code, user);
     return redirect(`/?signin_error=${code}`, 303);
+  }
+
+  /**
+   * The audit row of a failed sign-in: outcome `refused:<reason>`. Every refused step is one row;
+   * what bounds their number is the rate limit on these paths (RATE_LIMIT_SIGN_IN_PER_MINUTE per
+   * address: a step over it is answered 429 and not recorded).
+   */
+  private refused(request: ApiRequest, reason: SignInErrorCode | 'handoff_refused', user?: string | null): Promise<void> {
+    return this.audit.enqueue({ user: user ?? UNKNOWN_USER, token: null, action: 'sign-in', objectType: 'token', address: request.remoteAddress ?? null, outcome: `refused:${reason}` });
   }
 
   private cookie(request: ApiRequest, value: FlowCookie | HandoffCookie, maxAge: number): string {
@@ -266,11 +290,24 @@ export class OidcSignIn {
     const cipher = createCipheriv('aes-256-gcm', this.key, iv);
     const sealed = Buffer.concat([cipher.update(JSON.stringify(value)), cipher.final()]);
     const text = Buffer.concat([iv, cipher.getAuthTag(), sealed]).toString('base64url');
-    return `${COOKIE}=${text}; Path=${OIDC_PATH}; Max-Age=${maxAge}; HttpOnly; SameSite=Lax${request.scheme === 'https' ? '; Secure' : ''}`;
+    return `${COOKIE}=${text}; Path=${OIDC_PATH}; Max-Age=${maxAge}; HttpOnly; SameSite=Lax${this.secure(request) ? '; Secure' : ''}`;
   }
 
   private clearCookie(request: ApiRequest): string {
-    return `${COOKIE}=; Path=${OIDC_PATH}; Max-Age=0; HttpOnly; SameSite=Lax${request.scheme === 'https' ? '; Secure' : ''}`;
+    return `${COOKIE}=; Path=${OIDC_PATH}; Max-Age=0; HttpOnly; SameSite=Lax${this.secure(request) ? '; Secure' : ''}`;
+  }
+
+  /**
+   * `Secure` when the browser's origin is https: the request's own scheme, or the public origin
+   * (ASSET_URL) when TLS ends at a reverse proxy in front and the request reaches us over http.
+   */
+  private secure(request: ApiRequest): boolean {
+    if (request.scheme === 'https') return true;
+    try {
+      return this.originOf(request).startsWith('https:');
+    } catch {
+      return false; // a Host not allowed: answered 400 elsewhere
+    }
   }
 
   /** The flow's cookie, when it is ours, intact and not expired. */

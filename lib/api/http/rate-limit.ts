@@ -95,6 +95,7 @@ export class RateLimiter {
   private readonly writes: Bucket | null;
   private readonly anonymous: Bucket | null;
   private readonly pairing: Bucket | null;
+  private readonly signIn: Bucket | null;
   private readonly timer: NodeJS.Timeout | null = null;
   /** The pool as the store sees it: failures (then memory decides) are logged, at most once a minute. */
   private readonly store: PgLikePool | null = null;
@@ -127,6 +128,9 @@ export class RateLimiter {
     // Pairing codes redeemed per address: a flat count per minute (what bounds guessing a code).
     const perMinute = limits.pairingPerMinute ?? 0;
     this.pairing = perMinute > 0 ? this.limiter('pair', { points: perMinute, duration: 60 }) : null;
+    // Steps of a single sign-on per address: a flat count per minute as well.
+    const signIns = limits.signInPerMinute ?? 0;
+    this.signIn = signIns > 0 ? this.limiter('sso', { points: signIns, duration: 60 }) : null;
   }
 
   /** In this process's memory (one instance; the proxy). */
@@ -136,7 +140,9 @@ export class RateLimiter {
 
   /** In memory; or in PostgreSQL at `databaseUrl`, shared by every instance on that database. */
   static async open(limits: RateLimits, databaseUrl: string | null, log: Logger = console): Promise<RateLimiter> {
-    if (!databaseUrl || (limits.token.perSecond === 0 && limits.anonymous.perSecond === 0 && !limits.pairingPerMinute)) return new RateLimiter(limits, null, log);
+    if (!databaseUrl || (limits.token.perSecond === 0 && limits.anonymous.perSecond === 0 && !limits.pairingPerMinute && !limits.signInPerMinute)) {
+      return new RateLimiter(limits, null, log);
+    }
     const pg = await import('pg');
     const Pool = pg.default?.Pool ?? pg.Pool;
     const pool = new Pool({
@@ -183,12 +189,14 @@ export class RateLimiter {
   }
 
   /**
-   * A public request of the pairing routes, counted against its address: `pairing` (a code
-   * redeemed: RATE_LIMIT_PAIRING_PER_MINUTE) or `address` (polling for the token: the limit of
-   * requests without a valid token). Throws 429 rate_limited over it.
+   * A public request counted against its address: `pairing` (a code redeemed:
+   * RATE_LIMIT_PAIRING_PER_MINUTE), `sign-in` (a step of a single sign-on:
+   * RATE_LIMIT_SIGN_IN_PER_MINUTE) or `address` (polling for a pairing's token, asking whether
+   * single sign-on is offered: the limit of requests without a valid token). Throws 429
+   * rate_limited over it.
    */
-  async forAddress(kind: 'pairing' | 'address', remoteAddress: string | null | undefined): Promise<void> {
-    const bucket = kind === 'pairing' ? this.pairing : this.anonymous;
+  async forAddress(kind: 'pairing' | 'sign-in' | 'address', remoteAddress: string | null | undefined): Promise<void> {
+    const bucket = kind === 'pairing' ? this.pairing : kind === 'sign-in' ? this.signIn : this.anonymous;
     if (bucket) await this.consume(bucket, addressKey(remoteAddress), 'address');
   }
 

@@ -12,6 +12,7 @@ import {
 } from 'kysely';
 import { migrations } from './migrations';
 import { registerFastReader } from './prepared';
+import { WriteGate } from './write-gate';
 import type { DialectName, FastReader } from './engine';
 export type { DialectName, FastReader } from './engine';
 
@@ -213,14 +214,15 @@ export interface OpenedDb {
  * better-sqlite3 compiles a statement on every prepare(); Kysely calls prepare() for every query.
  * Caching statements by SQL text makes every repeated query a prepared statement.
  */
-function statementCache(sqlite: Database.Database) {
-  const cache = new Map<string, Database.Statement>();
+function statementCache(sqlite: Database.Database, gate?: WriteGate) {
+  const cache = new Map<string, Database.Statement | GatedStatement>();
   return {
     prepare(sql: string) {
       let statement = cache.get(sql);
       if (!statement) {
         if (cache.size >= 500) cache.clear(); // bounded: queries with variable IN-lists vary
-        statement = sqlite.prepare(sql);
+        const prepared = sqlite.prepare(sql);
+        statement = gate && (!prepared.readonly || TRANSACTION_CONTROL.test(sql)) ? gated(prepared, gate, sqlite) : prepared;
         cache.set(sql, statement);
       }
       return statement;
@@ -229,6 +231,26 @@ function statementCache(sqlite: Database.Database) {
       sqlite.close();
     },
   };
+}
+
+/**
+ * SQLite counts these as read-only, yet they must go through the gate: a transaction holds it from
+ * its BEGIN (a deferred transaction that read a snapshot and then found another connection's commit
+ * newer would fail SQLITE_BUSY_SNAPSHOT at its first write, busy timeout or not) to its end.
+ */
+const TRANSACTION_CONTROL = /^\s*(begin|commit|end|rollback|savepoint|release)\b/i;
+
+type GatedStatement = Pick<Database.Statement, 'reader' | 'run' | 'all' | 'iterate'>;
+
+/** A statement that writes (BEGIN and COMMIT among them), run through the write gate (write-gate.ts). */
+function gated(statement: Database.Statement, gate: WriteGate, sqlite: Database.Database): GatedStatement {
+  const inTransaction = () => sqlite.inTransaction;
+  return {
+    reader: statement.reader,
+    run: (...parameters: unknown[]) => gate.run(() => statement.run(...parameters), inTransaction),
+    all: (...parameters: unknown[]) => gate.run(() => statement.all(...parameters), inTransaction),
+    iterate: (...parameters: unknown[]) => statement.iterate(...parameters),
+  } as GatedStatement;
 }
 
 /** The SQLite database's file inside DATA_DIR. */
@@ -251,19 +273,21 @@ function openSqliteReader(dataDir: string): FastReader {
   };
 }
 
-/** The SQLite connection under a Kysely instance (see sqliteConnection). */
-const sqliteHandles = new WeakMap<object, Database.Database>();
+/** The SQLite file and write gate under a Kysely instance (see sqliteFileOf). */
+const sqliteFiles = new WeakMap<object, SqliteFile>();
 
-/**
- * The SQLite connection under `db`, or undefined on PostgreSQL: for appends of many rows with one
- * prepared statement (the audit trail's batches), run ONLY inside `db.connection().execute(…)`,
- * which holds Kysely's one connection so that no transaction of another request is open on it.
- */
-export function sqliteConnection(db: Db): Database.Database | undefined {
-  return sqliteHandles.get(db);
+export interface SqliteFile {
+  path: string;
+  /** Taken by the Kysely connection's writes; a second connection that writes must take it too. */
+  gate: WriteGate;
 }
 
-function openSqlite(dataDir: string): { dialect: Dialect; raw: Database.Database } {
+/** The SQLite file under `db` and its write gate, or undefined on PostgreSQL (the audit trail's writer thread). */
+export function sqliteFileOf(db: Db): SqliteFile | undefined {
+  return sqliteFiles.get(db);
+}
+
+function openSqlite(dataDir: string): { dialect: Dialect; file: SqliteFile } {
   fs.mkdirSync(dataDir, { recursive: true });
   const raw = new Database(sqliteFile(dataDir));
   raw.pragma('journal_mode = WAL');
@@ -271,7 +295,8 @@ function openSqlite(dataDir: string): { dialect: Dialect; raw: Database.Database
   // WAL + NORMAL survives a process crash; a power cut may lose the last commits (see README).
   raw.pragma('synchronous = NORMAL');
   raw.pragma('busy_timeout = 5000');
-  return { dialect: new SqliteDialect({ database: statementCache(raw) as never }), raw };
+  const gate = new WriteGate();
+  return { dialect: new SqliteDialect({ database: statementCache(raw, gate) as never }), file: { path: sqliteFile(dataDir), gate } };
 }
 
 async function openPostgres(url: string, log: Pick<Console, 'error'>): Promise<Dialect> {
@@ -303,7 +328,7 @@ export async function openDb(options: { dataDir: string; databaseUrl?: string | 
   const sqlite = dialectName === 'sqlite' ? openSqlite(options.dataDir) : null;
   const dialect = sqlite ? sqlite.dialect : await openPostgres(options.databaseUrl!, options.log ?? console);
   const db = new Kysely<Tables>({ dialect });
-  if (sqlite) sqliteHandles.set(db, sqlite.raw);
+  if (sqlite) sqliteFiles.set(db, sqlite.file);
   const migrator = new Migrator({
     db,
     provider: { getMigrations: async () => migrations(dialectName) },
