@@ -47,6 +47,10 @@ export async function startApp(dataDir: string, extraEnv: Record<string, string>
       NODE_ENV: 'production',
       NEXT_TELEMETRY_DISABLED: '1',
       MAX_UPLOAD_BYTES: String(8 * 1024 * 1024),
+      // The device lock and encryption at rest (issue 28) are off unless the run asks for them:
+      // `BENCH_LOCK=1 npm run bench …` measures the same scenarios with the default policy (a PIN
+      // set at sign-in, every row sealed), to compare against a run without.
+      LOCK_AFTER_MINUTES: process.env.BENCH_LOCK === '1' ? '5' : '0',
       ...extraEnv,
     },
     ready: /\[parley\] serving /,
