@@ -271,6 +271,9 @@ function runOnce(
         if (!location) throw new Stop({ kind: 'failed', outcome: { kind: 'network', message: 'the upload was created without a Location' }, sent: true });
         // Kept before anything else is sent: from now on this upload is resumed, never made again.
         await save({ ...state, url: new URL(location, endpoint).toString(), bytesKey: undefined });
+        // Cancelled while the creation was out (the watcher below waits for its answer): no PATCH
+        // follows; the cancellation terminates the upload at the URL just kept.
+        if (await isCancelled()) throw new Stop({ kind: 'cancelled', sent: true });
         // A repeat of a creation whose answer was lost: the upload may hold bytes already; ask where it stands.
         if (response.headers.get('idempotent-replayed') === 'true') throw new Stop({ kind: 'restart', sent: true, progressed: false });
         return;
@@ -344,14 +347,18 @@ function runOnce(
       },
     });
     // The user's cancel (intents/cancel-upload.ts) changes the outbox row, in another context (the
-    // page): looked for while the transfer runs, and the transfer aborted at once when seen.
+    // page): looked for while the transfer runs, and the transfer aborted at once when seen — once
+    // the upload's URL is known. A creation is never aborted: its answer is the only thing that
+    // names the upload (and, with the bytes, the file it made); lost, the cancellation would have
+    // to create it again to find it (tus-requests.ts `locateUpload`), or leave it on the server.
+    // So a cancel seen while the creation is out waits for its answer (bounded by the stall time).
     let looking = false;
     watch = setInterval(() => {
       if (looking || settled) return;
       looking = true;
       isCancelled()
         .then((yes) => {
-          if (!yes || settled) return;
+          if (!yes || settled || state.url === null) return;
           resolve({ kind: 'cancelled', sent: flags.sent });
           void upload.abort(false).catch(() => {});
         })
