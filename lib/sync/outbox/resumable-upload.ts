@@ -271,9 +271,6 @@ function runOnce(
         if (!location) throw new Stop({ kind: 'failed', outcome: { kind: 'network', message: 'the upload was created without a Location' }, sent: true });
         // Kept before anything else is sent: from now on this upload is resumed, never made again.
         await save({ ...state, url: new URL(location, endpoint).toString(), bytesKey: undefined });
-        // Cancelled while the creation was out (the watcher below waits for its answer): no PATCH
-        // follows; the cancellation terminates the upload at the URL just kept.
-        if (await isCancelled()) throw new Stop({ kind: 'cancelled', sent: true });
         // A repeat of a creation whose answer was lost: the upload may hold bytes already; ask where it stands.
         if (response.headers.get('idempotent-replayed') === 'true') throw new Stop({ kind: 'restart', sent: true, progressed: false });
         return;
@@ -351,7 +348,8 @@ function runOnce(
     // the upload's URL is known. A creation is never aborted: its answer is the only thing that
     // names the upload (and, with the bytes, the file it made); lost, the cancellation would have
     // to create it again to find it (tus-requests.ts `locateUpload`), or leave it on the server.
-    // So a cancel seen while the creation is out waits for its answer (bounded by the stall time).
+    // So a cancel seen while the creation is out waits for its answer (bounded by the stall time);
+    // its URL is kept then, and no PATCH follows (the queued bytes are gone: `Cancelled`).
     let looking = false;
     watch = setInterval(() => {
       if (looking || settled) return;
