@@ -190,6 +190,59 @@ describe('cancelling an upload', () => {
     expect((await uploadsOnServer()).map((u) => u.id)).toEqual(uploadsBefore);
   });
 
+  // The race above, made certain: the running transfer looks for the cancel (every 2 ms here)
+  // many times while its creation is out. Aborting that creation would lose the answer that names
+  // the upload (and the file it made), so the cancellation would have to create it again to find it
+  // (a second POST /v1/uploads), or, without the bytes, leave it on the server.
+  it.each([
+    ['with the whole file (it fits in one request)', 100 * KiB],
+    ['without bytes (PATCHes would follow)', 900 * KiB],
+  ])('a cancel seen while the creation is out, %s: the creation is not aborted; its answer names the upload, which is ended; one creation', async (_, size) => {
+    let d!: Device;
+    let cancelWithCreation: (() => Promise<void>) | null = null;
+    let lookedAfterCancel: (() => void) | null = null;
+    let aborted = false;
+    const link: FetchLike = async (input, init) => {
+      if (cancelWithCreation && init?.method === 'POST' && new URL(input).pathname === '/v1/uploads') {
+        const cancel = cancelWithCreation;
+        cancelWithCreation = null;
+        await cancel();
+        // Held until its signal is aborted (as the watcher did) or the watcher has looked at the
+        // cancelled row a few times: a creation it would abort is aborted by then.
+        await new Promise<void>((resolve) => {
+          init.signal?.addEventListener('abort', () => resolve());
+          lookedAfterCancel = resolve;
+        });
+        aborted = init.signal?.aborted === true;
+      }
+      return d.net.fetch(input, init);
+    };
+    d = makeDevice(server.baseUrl, server.tokens.alice, { engine: { fetch: link, resumable: resumableUploads, uploadPatchBytes: 256 * KiB, uploadCancelPollMs: 2 } });
+    device = d;
+    const conversationId = await conversation(d, `cancel-creation-${size}`);
+    const fileId = await d.client.uploadFile({ conversationId }, { name: 'creation.bin', type: 'application/octet-stream', bytes: pattern(size, 6) });
+    const uploadsBefore = (await uploadsOnServer()).map((u) => u.id);
+    // Reads of the cancelled row (the watcher's look for a cancel).
+    let looks = 0;
+    d.db.outbox.hook('reading', (row) => {
+      if (row.cancelledUpload && ++looks >= 5) lookedAfterCancel?.();
+      return row;
+    });
+    let outcome: string | null = null;
+    cancelWithCreation = async () => void (outcome = await d.client.cancelUpload(fileId));
+    await d.settle();
+
+    expect(outcome).toBe('cancelling');
+    expect(seen(d, 'POST', /^\/v1\/uploads$/)).toHaveLength(1);
+    expect(seen(d, 'PATCH', /^\/v1\/uploads\//)).toHaveLength(0);
+    expect(seen(d, 'DELETE', /^\/v1\/uploads\//)).toHaveLength(1);
+    expect(await d.db.outbox.count()).toBe(0);
+    expect(await d.db.files.count()).toBe(0);
+    expect(await serverFiles(server.baseUrl, server.tokens.alice, conversationId)).toHaveLength(0);
+    expect((await uploadsOnServer()).map((u) => u.id)).toEqual(uploadsBefore);
+    expect(aborted).toBe(false);
+  });
+
   it('a POST /v1/files upload (no tus) cancelled while its request is out: the answer is not recorded; the file it made is deleted', async () => {
     device = makeDevice(server.baseUrl, server.tokens.alice); // no resumable uploads: POST /v1/files
     const d = device;

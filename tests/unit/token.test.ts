@@ -5,19 +5,23 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { compileScript, type CompiledScript } from '../helpers/compiled-script';
 import { startTestServer, tempDataDir } from '../helpers/server';
 
-const checkout = process.cwd();
-const tsx = path.join(checkout, 'node_modules', '.bin', 'tsx');
-const script = path.join(checkout, 'scripts', 'token.ts');
+// Compiled once, as the build does (`npm run token` runs that bundle when the build is current).
+let compiled: CompiledScript;
+beforeAll(async () => {
+  compiled = await compileScript('token');
+});
+afterAll(() => compiled?.remove());
 
 /** Runs the token command the way `npm run token -- …` does, in `cwd`, with exactly `env`. */
 function token(args: string[], cwd: string, env: Record<string, string> = {}): Promise<{ code: number | null; out: string; err: string }> {
   const base = { ...process.env };
   for (const name of ['DATA_DIR', 'DATABASE_URL']) delete base[name];
   return new Promise((resolve, reject) => {
-    const child = spawn(tsx, [script, ...args], { cwd, env: { ...base, ...env } });
+    const child = spawn(process.execPath, [compiled.file, ...args], { cwd, env: { ...base, ...env } });
     let out = '';
     let err = '';
     child.stdout.on('data', (d) => (out += d));
@@ -104,8 +108,12 @@ describe('npm run token', () => {
     cleanup.push(cwd);
     const env = { DATA_DIR: server.dataDir };
     const forged = 'phone\nFAKE01  mallory  2026-01-01T00:00:00.000Z  admin\u001b[2J';
-    for (const label of [forged, 'tab\there', 'right\u202eto-left', 'x'.repeat(201)]) {
-      const refused = await token(['create', '--user', 'alice', '--label', label], cwd, env);
+    const labels = [forged, 'tab\there', 'right\u202eto-left', 'x'.repeat(201)];
+    // Independent refusals: started together (each is a process start; one after another they
+    // add up on a loaded machine).
+    const results = await Promise.all(labels.map((label) => token(['create', '--user', 'alice', '--label', label], cwd, env)));
+    for (const [i, refused] of results.entries()) {
+      const label = labels[i]!;
       expect(refused.code, JSON.stringify(label)).toBe(2);
       expect(refused.out).toBe('');
       expect(refused.err).toContain('refused');
@@ -137,8 +145,10 @@ describe('npm run token', () => {
       [['revoke'], /token id or token is required/],
       [['create', '--user'], /--user needs a value/],
     ];
-    for (const [args, message] of cases) {
-      const r = await token(args, cwd, env);
+    // Independent refusals: started together, as above.
+    const results = await Promise.all(cases.map(([args]) => token(args, cwd, env)));
+    for (const [i, [args, message]] of cases.entries()) {
+      const r = results[i]!;
       expect(r.code, args.join(' ')).toBe(2);
       expect(r.out, args.join(' ')).toBe('');
       expect(r.err, args.join(' ')).toMatch(message);

@@ -59,6 +59,8 @@ export interface EngineDeps {
   uploadStallMs?: number;
   /** Resumable uploads: bytes per PATCH (default 4 MiB). */
   uploadPatchBytes?: number;
+  /** Resumable uploads: how often a running transfer looks for the user's cancel (default 250 ms). */
+  uploadCancelPollMs?: number;
   /**
    * The stuck-queue watchdog: changes pending, the server reachable, and nothing sent (no
    * operation settled, no upload bytes moved) for this long: the status says so. Default 3 min.
@@ -249,7 +251,7 @@ export class SyncEngine {
   }
 
   private uploadDeps() {
-    return { resumable: this.deps.resumable, uploadStallMs: this.deps.uploadStallMs, uploadPatchBytes: this.deps.uploadPatchBytes };
+    return { resumable: this.deps.resumable, uploadStallMs: this.deps.uploadStallMs, uploadPatchBytes: this.deps.uploadPatchBytes, uploadCancelPollMs: this.deps.uploadCancelPollMs };
   }
 
   private httpDeps(): HttpDeps {

@@ -344,14 +344,19 @@ function runOnce(
       },
     });
     // The user's cancel (intents/cancel-upload.ts) changes the outbox row, in another context (the
-    // page): looked for while the transfer runs, and the transfer aborted at once when seen.
+    // page): looked for while the transfer runs, and the transfer aborted at once when seen — once
+    // the upload's URL is known. A creation is never aborted: its answer is the only thing that
+    // names the upload (and, with the bytes, the file it made); lost, the cancellation would have
+    // to create it again to find it (tus-requests.ts `locateUpload`), or leave it on the server.
+    // So a cancel seen while the creation is out waits for its answer (bounded by the stall time);
+    // its URL is kept then, and no PATCH follows (the queued bytes are gone: `Cancelled`).
     let looking = false;
     watch = setInterval(() => {
       if (looking || settled) return;
       looking = true;
       isCancelled()
         .then((yes) => {
-          if (!yes || settled) return;
+          if (!yes || settled || state.url === null) return;
           resolve({ kind: 'cancelled', sent: flags.sent });
           void upload.abort(false).catch(() => {});
         })
