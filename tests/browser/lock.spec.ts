@@ -129,6 +129,55 @@ test('passkey (WebAuthn PRF): set up with the screen lock, unlocked by it after 
   await expect(page.getByText(contact)).toBeVisible();
 });
 
+test('changing the PIN and adding the screen lock re-wrap the data key: the data stays, the old PIN no longer opens it', async ({ page, context }) => {
+  test.setTimeout(120_000);
+  const contact = await seedConversation(page);
+  await virtualAuthenticator(context, page);
+  await page.goto(app.url.replace('127.0.0.1', 'localhost'));
+  await page.getByLabel('Access token').fill(E2E_TOKENS.alice);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByLabel(/PIN \(at least 6 digits\)/).fill(PIN);
+  await page.getByLabel('The same PIN again').fill(PIN);
+  await page.getByRole('button', { name: 'Set PIN' }).click();
+  await expect(page.getByText(contact)).toBeVisible();
+  const before = JSON.parse((await storageValues(page))['parley:lock']!);
+
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Device' }).click();
+  await page.getByRole('button', { name: 'Change PIN' }).click();
+  await page.getByLabel('Current PIN').fill('111111');
+  await page.getByLabel(/New PIN/).fill('592637');
+  await page.getByLabel('The new PIN again').fill('592637');
+  await page.getByRole('button', { name: 'Save PIN' }).click();
+  await expect(page.locator('p.error[role=alert]')).toContainText('not this device’s PIN');
+  expect(JSON.parse((await storageValues(page))['parley:lock']!).wrongUnlocks).toBe(1); // counted like the lock screen's
+  await page.getByLabel('Current PIN').fill(PIN);
+  await page.getByLabel(/New PIN/).fill('592637');
+  await page.getByLabel('The new PIN again').fill('592637');
+  await page.getByRole('button', { name: 'Save PIN' }).click();
+  await expect(page.getByRole('status').filter({ hasText: 'PIN changed.' })).toBeVisible();
+  await page.getByRole('button', { name: 'Use the screen lock too' }).click();
+  await page.getByLabel('Current PIN').fill('592637');
+  await page.getByRole('button', { name: 'Use the screen lock', exact: true }).click();
+  await expect(page.getByRole('status').filter({ hasText: 'The screen lock now unlocks Parley too.' })).toBeVisible();
+  const after = JSON.parse((await storageValues(page))['parley:lock']!);
+  // Re-wrapped, not re-encrypted: the same sealed token, a new PIN wrap, a passkey wrap beside it.
+  expect(after.sealedToken).toBe(before.sealedToken);
+  expect(after.wraps.map((w: { method: string }) => w.method).sort()).toEqual(['passkey', 'pin']);
+  expect(after.wraps.find((w: { method: string }) => w.method === 'pin').salt).not.toBe(before.wraps[0].salt);
+
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Conversations' }).click();
+  await page.reload();
+  await page.getByLabel('PIN').fill(PIN);
+  await page.getByRole('button', { name: 'Unlock', exact: true }).click();
+  await expect(page.locator('main.lock [role=alert]')).toContainText('Wrong PIN');
+  await page.getByLabel('PIN').fill('592637');
+  await page.getByRole('button', { name: 'Unlock', exact: true }).click();
+  await expect(page.getByText(contact)).toBeVisible(); // the sealed rows open with the same data key
+  await page.reload();
+  await page.getByRole('button', { name: 'Unlock with this device’s screen lock' }).click();
+  await expect(page.getByText(contact)).toBeVisible();
+});
+
 test('offline expiry: warned in the last 3 days; past 14 days without reaching the server the device is erased when opened', async ({ page, context }) => {
   const contact = await seedConversation(page);
   await signInWithPin(page, contact);
