@@ -10,6 +10,8 @@ const chromium = {
 
 export const APP_PORT = Number(process.env.PARLEY_E2E_PORT || 3917);
 export const ROUTE_HANDLER_PORT = APP_PORT + 1;
+/** `npm start`'s server again, with the device lock's default policy: the 'locked' project's app. */
+export const LOCKED_APP_PORT = APP_PORT + 2;
 export const E2E_TOKENS = {
   alice: 'alice-e2e-token-0123456789',
   bob: 'bob-e2e-token-0123456789',
@@ -37,6 +39,13 @@ const tokens = [...Object.entries(E2E_TOKENS), ...Object.entries(E2E_SECOND_TOKE
 process.env.PARLEY_E2E_DATA_ROOT ||= path.join(os.tmpdir(), `parley-e2e-${process.pid}`);
 export const E2E_DATA_ROOT = process.env.PARLEY_E2E_DATA_ROOT;
 
+/**
+ * The specs the 'locked' project runs. Not in it: keep-offline (a locked device's service worker
+ * keeps no files; keep-offline for locked devices is being reworked), and the rest, which check a
+ * server, a viewport or a part of the app the lock does not change.
+ */
+const LOCKED_SPECS = ['offline', 'account', 'live', 'tabs', 'resumable-upload', 'upload-cancel', 'viewer', 'list', 'search', 'app'];
+
 export default defineConfig({
   testDir: 'tests/browser',
   testMatch: '**/*.spec.ts',
@@ -55,6 +64,19 @@ export default defineConfig({
     // Checks that need one viewport only run in one project (never skipped).
     { name: 'phone', testIgnore: ['**/disk-scan.spec.ts', '**/route-handlers.spec.ts', '**/start.spec.ts', '**/tabs.spec.ts', '**/many-tabs.spec.ts'], use: { ...devices['Pixel 7'], viewport: { width: 390, height: 844 }, launchOptions: chromium } },
     { name: 'desktop', testIgnore: ['**/volume.spec.ts', '**/list-touch.spec.ts'], use: { viewport: { width: 1280, height: 800 }, launchOptions: chromium } },
+    // Issue 28: the specs of what a user does every day again with the lock on in its default policy
+    // (a PIN set at the first sign-in, the lock screen after every load, the rows sealed), against
+    // a server of its own. Desktop only: the lock is not about the viewport.
+    {
+      name: 'locked',
+      testMatch: LOCKED_SPECS.map((spec) => `**/${spec}.spec.ts`),
+      // Not these three: they check the service worker's file cache ('parley-files': a file opened
+      // once comes back offline; sign-out removes "1 opened document"), which a locked device does
+      // not keep (no plaintext in Cache Storage). Files offline with the lock are keep-offline's
+      // rework, not run here yet either.
+      grepInvert: /a file opened once opens again (in the viewer )?with no network|sign-out removes the user's databases/,
+      use: { baseURL: `http://127.0.0.1:${LOCKED_APP_PORT}`, viewport: { width: 1280, height: 800 }, launchOptions: chromium },
+    },
   ],
   webServer: [
     {
@@ -62,9 +84,17 @@ export default defineConfig({
       // that the build (made by scripts/browser-tests.mjs) is current.
       command: `node scripts/start.mjs`,
       url: `http://127.0.0.1:${APP_PORT}/v1/openapi.json`,
-      // The device lock is off on the shared servers (LOCK_AFTER_MINUTES=0): lock.spec.ts runs apps
-      // of its own with the default policy. (Issue 28: every spec with the lock on is still to do.)
+      // The device lock is off on this server (LOCK_AFTER_MINUTES=0); the 'locked' project's
+      // server below has it on, in its default policy.
       env: { PORT: String(APP_PORT), DATA_DIR: path.join(E2E_DATA_ROOT, 'app'), PARLEY_TOKENS: tokens, NODE_ENV: 'production', LOCK_AFTER_MINUTES: '0' },
+      reuseExistingServer: false,
+      timeout: 60_000,
+    },
+    {
+      // The same server with the lock's default policy (LOCK_AFTER_MINUTES and the rest unset).
+      command: `node scripts/start.mjs`,
+      url: `http://127.0.0.1:${LOCKED_APP_PORT}/v1/openapi.json`,
+      env: { PORT: String(LOCKED_APP_PORT), DATA_DIR: path.join(E2E_DATA_ROOT, 'locked'), PARLEY_TOKENS: tokens, NODE_ENV: 'production' },
       reuseExistingServer: false,
       timeout: 60_000,
     },

@@ -6,7 +6,7 @@
 import { expect, test, type APIRequestContext, type BrowserContext, type Page } from '@playwright/test';
 import { E2E_SECOND_TOKENS, E2E_TOKENS } from '../../playwright.config';
 import { legacyDatabaseName } from '../../lib/sync/mirror/db';
-import { base, expectAllSynced, openConversation, unique, waitForServiceWorker } from './helpers';
+import { appOrigin, expectAllSynced, lockOn, openConversation, setPinIfAsked, unique, unlockIfLocked, waitForServiceWorker } from './helpers';
 
 const ERIN = E2E_TOKENS.erin;
 const ERIN_2 = E2E_SECOND_TOKENS.erin;
@@ -16,12 +16,12 @@ function serverAs(request: APIRequestContext, token: string) {
   const headers = { authorization: `Bearer ${token}` };
   return {
     async createConversation(contact_id: string) {
-      const r = await request.post(`${base}/v1/conversations`, { headers, data: { contact_id } });
+      const r = await request.post(`${appOrigin()}/v1/conversations`, { headers, data: { contact_id } });
       expect(r.status()).toBe(201);
       return r.json();
     },
     async upload(conversation_id: string, name: string, body: string) {
-      const r = await request.post(`${base}/v1/files`, { headers, multipart: { conversation_id, file: { name, mimeType: 'text/plain', buffer: Buffer.from(body) } } });
+      const r = await request.post(`${appOrigin()}/v1/files`, { headers, multipart: { conversation_id, file: { name, mimeType: 'text/plain', buffer: Buffer.from(body) } } });
       expect(r.status()).toBe(201);
       return r.json();
     },
@@ -29,14 +29,14 @@ function serverAs(request: APIRequestContext, token: string) {
       const out: string[] = [];
       let after = '';
       for (;;) {
-        const page = await (await request.get(`${base}/v1/conversations?limit=100${after}`, { headers })).json();
+        const page = await (await request.get(`${appOrigin()}/v1/conversations?limit=100${after}`, { headers })).json();
         out.push(...page.data.map((c: { contact_id: string }) => c.contact_id));
         if (!page.has_more) return out;
         after = `&starting_after=${page.data.at(-1).id}`;
       }
     },
     async files(conversationId: string) {
-      return (await (await request.get(`${base}/v1/files?conversation_id=${conversationId}`, { headers })).json()).data;
+      return (await (await request.get(`${appOrigin()}/v1/files?conversation_id=${conversationId}`, { headers })).json()).data;
     },
   };
 }
@@ -45,6 +45,7 @@ async function signInWith(page: Page, token: string) {
   await page.goto('/');
   await page.getByLabel('Access token').fill(token);
   await page.getByRole('button', { name: 'Sign in' }).click();
+  await setPinIfAsked(page);
   await expect(page.getByRole('heading', { name: 'Conversations' })).toBeVisible();
   await expectAllSynced(page);
 }
@@ -102,6 +103,11 @@ async function syncSoon(page: Page) {
   await page.evaluate(() => document.dispatchEvent(new Event('visibilitychange')));
 }
 
+/** The session's token as kept on the device: in clear, or (with the lock on) sealed in the lock's record. */
+async function storedToken(page: Page): Promise<string | null> {
+  return page.evaluate(() => localStorage.getItem('parley:token') ?? (JSON.parse(localStorage.getItem('parley:lock') ?? '{}').sealedToken as string | undefined) ?? null);
+}
+
 async function parleyDatabases(page: Page): Promise<string[]> {
   return page.evaluate(async () => (await indexedDB.databases()).map((d) => d.name!).filter((n) => n.startsWith('parley')));
 }
@@ -124,6 +130,7 @@ for (const server of ['with GET /v1/me', 'without it (the probe)']) {
     await createConversationInApp(page, queued);
     gate.revoked = ERIN;
     gate.holdWrites = false; // from here the network is fine: only the token is refused
+    const tokenBefore = await storedToken(page);
     await syncSoon(page);
     const dialog = page.getByRole('dialog', { name: 'Sign in again' });
     await expect(dialog).toBeVisible();
@@ -135,7 +142,7 @@ for (const server of ['with GET /v1/me', 'without it (the probe)']) {
     await expect(dialog.getByRole('alert')).toContainText('sign out, which discards them');
     await expect(dialog.getByRole('button', { name: 'Sign out…' })).toBeVisible(); // the way out it names
     await expect(page.getByTestId('pending-count')).toBeVisible();
-    expect(await page.evaluate(() => localStorage.getItem('parley:token'))).toBe(ERIN);
+    expect(await storedToken(page)).toBe(lockOn() ? tokenBefore : ERIN);
 
     // The same user's new token is taken and the change goes to erin; by then anything the
     // refused attempt could have set off would have been sent too.
@@ -170,6 +177,7 @@ test('a new token of the same user keeps the unsynced changes, across a reload, 
 
   // Nothing could be sent yet (writes held). A reload opens the same database, outbox and bytes.
   await page.reload();
+  await unlockIfLocked(page);
   await expect(page.getByRole('heading', { level: 1, name: new RegExp(queued) })).toBeVisible();
   await expect(page.getByText('referral.txt')).toBeVisible();
   await expect(page.getByTestId('pending-count')).toBeVisible();
@@ -179,7 +187,7 @@ test('a new token of the same user keeps the unsynced changes, across a reload, 
   gate.holdWrites = false;
   await syncSoon(page);
   await expectAllSynced(page);
-  const conversation = (await (await request.get(`${base}/v1/conversations?limit=100`, { headers: { authorization: `Bearer ${ERIN}` } })).json()).data.find(
+  const conversation = (await (await request.get(`${appOrigin()}/v1/conversations?limit=100`, { headers: { authorization: `Bearer ${ERIN}` } })).json()).data.find(
     (c: { contact_id: string }) => c.contact_id === queued,
   );
   expect(conversation).toBeDefined();
@@ -197,6 +205,7 @@ test("sign-out removes the user's databases (the adopted one of an earlier versi
   await page.goto('/');
   await page.evaluate((token) => localStorage.setItem('parley:token', token), ERIN);
   await page.reload();
+  await setPinIfAsked(page);
   await expectAllSynced(page);
   expect(await parleyDatabases(page)).toEqual([legacyDatabaseName(ERIN)]);
   await waitForServiceWorker(page);

@@ -12,7 +12,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect, type APIRequestContext, type Page, type TestInfo } from '@playwright/test';
-import { userFor } from './helpers';
+import { setPinIfAsked, userFor } from './helpers';
 
 export interface Seen {
   method: string;
@@ -139,6 +139,7 @@ export async function signInThrough(page: Page, info: TestInfo, origin: string):
   await page.goto(`${origin}/`);
   await page.getByLabel('Access token').fill(userFor(info).token);
   await page.getByRole('button', { name: 'Sign in' }).click();
+  await setPinIfAsked(page);
   await expect(page.getByRole('heading', { name: 'Conversations' })).toBeVisible();
   await expect(page.getByTestId('sync-status')).toHaveText('All synced', { timeout: 30_000 });
 }

@@ -2,10 +2,40 @@
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { expect, type APIRequestContext, type APIResponse, type Page, type TestInfo } from '@playwright/test';
+import { expect, test, type APIRequestContext, type APIResponse, type Page, type TestInfo } from '@playwright/test';
 import { APP_PORT, E2E_TOKENS } from '../../playwright.config';
 
+/** The app of the 'phone' and 'desktop' projects (the lock off). Specs the 'locked' project runs use `appOrigin()`. */
 export const base = `http://127.0.0.1:${APP_PORT}`;
+
+/** The app under test of the running test's project (its baseURL). */
+export function appOrigin(): string {
+  return test.info().project.use.baseURL!;
+}
+export const appPort = () => Number(new URL(appOrigin()).port);
+
+/** The 'locked' project's server has the device lock on in its default policy (issue 28). */
+export const lockOn = () => test.info().project.name === 'locked';
+/** The PIN the tests set when the app asks to protect the device. */
+export const TEST_PIN = '482915';
+
+/** After the first sign-in with the lock on: the app asks for a lock before it shows anything. */
+export async function setPinIfAsked(page: Page) {
+  if (!lockOn()) return;
+  await expect(page.getByRole('heading', { name: 'Protect this device' })).toBeVisible();
+  await page.getByLabel(/PIN \(at least 6 digits\)/).fill(TEST_PIN);
+  await page.getByLabel('The same PIN again').fill(TEST_PIN);
+  await page.getByRole('button', { name: 'Set PIN' }).click();
+}
+
+/** After a reload or a new page of a signed-in context with the lock on: the lock screen, opened with the PIN. */
+export async function unlockIfLocked(page: Page) {
+  if (!lockOn()) return;
+  await expect(page.getByTestId('lock-screen')).toBeVisible();
+  await page.getByLabel('PIN').fill(TEST_PIN);
+  await page.getByRole('button', { name: 'Unlock' }).click();
+  await expect(page.getByTestId('lock-screen')).toHaveCount(0);
+}
 
 /** Each viewport project works as its own user, so the projects never see each other's data. */
 export function userFor(info: TestInfo): { token: string; auth: Record<string, string> } {
@@ -28,7 +58,7 @@ export async function honouringRetryAfter(send: () => Promise<APIResponse>): Pro
 }
 
 /** The API as the test's user, at the app under test (or at `origin`: another server of the test's own). */
-export async function api(request: APIRequestContext, info: TestInfo, origin = base) {
+export async function api(request: APIRequestContext, info: TestInfo, origin = appOrigin()) {
   const { auth } = userFor(info);
   return {
     async createConversation(contact_id: string) {
@@ -63,6 +93,7 @@ export async function signIn(page: Page, info: TestInfo) {
   await page.goto('/');
   await page.getByLabel('Access token').fill(userFor(info).token);
   await page.getByRole('button', { name: 'Sign in' }).click();
+  await setPinIfAsked(page);
   await expect(page.getByRole('heading', { name: 'Conversations' })).toBeVisible();
   await expectAllSynced(page);
 }
@@ -78,6 +109,7 @@ export async function waitForServiceWorker(page: Page) {
   });
   if (!(await page.evaluate(() => navigator.serviceWorker.controller !== null))) {
     await page.reload();
+    await unlockIfLocked(page);
     await page.evaluate(async () => {
       await navigator.serviceWorker.ready;
     });

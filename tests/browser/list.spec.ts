@@ -2,7 +2,7 @@
 // header folding away on a phone, names shown whole, quick filter chips and named orders, pull to
 // refresh, "N of M files", a failed badge the size of its word; axe clean throughout.
 import { expect, test, type Page } from '@playwright/test';
-import { accessibilityViolations, api, base, expectAllSynced, openConversation, screenshot, signIn, unique, userFor } from './helpers';
+import { accessibilityViolations, api, appOrigin, expectAllSynced, openConversation, screenshot, signIn, unique, userFor } from './helpers';
 
 // Only so that axe can be injected (the app's CSP refuses inline scripts, as it should).
 test.use({ bypassCSP: true });
@@ -31,7 +31,7 @@ async function search(page: Page, text: string) {
 }
 
 async function createGroup(page: Page, info: Parameters<typeof userFor>[0], group_id: string) {
-  const r = await page.request.post(`${base}/v1/conversations`, { headers: userFor(info).auth, data: { group_id } });
+  const r = await page.request.post(`${appOrigin()}/v1/conversations`, { headers: userFor(info).auth, data: { group_id } });
   expect(r.status()).toBe(201);
   return r.json();
 }
@@ -100,7 +100,7 @@ test('a long name shows whole, on as many lines as it needs, and rows never over
   const [first, second] = await namesInOrder(page);
   const moved = second === longName ? long : short;
   for (const [is_pinned, top] of [[true, second], [false, first]] as const) {
-    expect((await page.request.put(`${base}/v1/conversations/${moved.id}`, { headers: userFor(info).auth, data: { is_pinned } })).status()).toBe(200);
+    expect((await page.request.put(`${appOrigin()}/v1/conversations/${moved.id}`, { headers: userFor(info).auth, data: { is_pinned } })).status()).toBe(200);
     await expect.poll(async () => (await namesInOrder(page))[0]).toBe(top);
     await expect.poll(gap).toBeGreaterThanOrEqual(-0.5);
   }
@@ -116,8 +116,8 @@ test('quick filter chips and named orders', async ({ page, request }, info) => {
   const c = await server.createConversation(charlie);
   await createGroup(page, info, `${stamp}-ward`);
   const { auth } = userFor(info);
-  expect((await page.request.put(`${base}/v1/conversations/${a.id}`, { headers: auth, data: { is_pinned: true } })).status()).toBe(200);
-  expect((await page.request.put(`${base}/v1/conversations/${c.id}`, { headers: auth, data: { is_muted: true, archived_at: Math.floor(Date.now() / 1000) } })).status()).toBe(200);
+  expect((await page.request.put(`${appOrigin()}/v1/conversations/${a.id}`, { headers: auth, data: { is_pinned: true } })).status()).toBe(200);
+  expect((await page.request.put(`${appOrigin()}/v1/conversations/${c.id}`, { headers: auth, data: { is_muted: true, archived_at: Math.floor(Date.now() / 1000) } })).status()).toBe(200);
   await signIn(page, info);
   await search(page, stamp);
   // Archived ones are hidden by default; pinned first, then the most recently active (the other

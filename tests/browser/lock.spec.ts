@@ -194,3 +194,24 @@ test('offline expiry: warned in the last 3 days; past 14 days without reaching t
   await expect(page.getByTestId('signin-notice')).toContainText('had not reached the server for too long');
   await expect.poll(() => parleyDatabases(page)).toEqual([]);
 });
+
+test('a device signed in before the lock (its token in clear) is asked to set one up, and the token leaves localStorage', async ({ page }) => {
+  const contact = await seedConversation(page);
+  // An install of an earlier version, or one signed in while the deployment had the lock off.
+  await page.goto(app.url);
+  await expect(page.getByLabel('Access token')).toBeVisible();
+  await expect.poll(async () => 'parley:policy' in (await storageValues(page))).toBe(true);
+  await page.evaluate((token) => localStorage.setItem('parley:token', token), E2E_TOKENS.alice);
+  await page.reload();
+  await expect(page.getByRole('heading', { name: 'Protect this device' })).toBeVisible();
+  expect((await storageValues(page))['parley:token']).toBeUndefined();
+  await page.getByLabel(/PIN \(at least 6 digits\)/).fill(PIN);
+  await page.getByLabel('The same PIN again').fill(PIN);
+  await page.getByRole('button', { name: 'Set PIN' }).click();
+  await expect(page.getByText(contact)).toBeVisible();
+  const stored = await storageValues(page);
+  expect(JSON.stringify(stored)).not.toContain(E2E_TOKENS.alice);
+  expect(JSON.parse(stored['parley:lock']!).sealedToken).toEqual(expect.any(String));
+  await page.reload();
+  await expect(page.getByTestId('lock-screen')).toBeVisible();
+});

@@ -1,7 +1,7 @@
 // The offline promise, end to end in Chromium: first visit online, then edits with no network,
 // a reload with no network, and back online the server holds exactly the user's changes.
 import { expect, test } from '@playwright/test';
-import { api, expectAllSynced, openConversation, screenshot, signIn, unique, waitForServiceWorker } from './helpers';
+import { api, expectAllSynced, openConversation, screenshot, signIn, unique, unlockIfLocked, waitForServiceWorker } from './helpers';
 
 test('offline edits, an offline reload, and replay when back online', async ({ page, context, request }, info) => {
   const server = await api(request, info);
@@ -51,6 +51,7 @@ test('offline edits, an offline reload, and replay when back online', async ({ p
 
   // Reload with no network: the service worker serves the app, IndexedDB the data and the outbox.
   await page.reload();
+  await unlockIfLocked(page);
   await expect(page.getByRole('heading', { level: 1, name: new RegExp(seedContact) })).toBeVisible();
   await expect(page.getByText('kept.txt')).toBeVisible();
   await expect(page.getByTestId('pending-count')).toBeVisible();

@@ -3,8 +3,7 @@
 // at most 1.2× its size; a reload mid-upload resumes from the server's offset. The link is the
 // CuttingProxy of cutting-proxy.ts (how it cuts: there).
 import { expect, test } from '@playwright/test';
-import { APP_PORT } from '../../playwright.config';
-import { api, base, unique } from './helpers';
+import { api, appOrigin, appPort, unique, unlockIfLocked } from './helpers';
 import { pattern } from '../helpers/bytes';
 import { CuttingProxy, openThrough, serverBytes, signInThrough } from './cutting-proxy';
 
@@ -13,7 +12,7 @@ const MiB = 1024 * 1024;
 test.describe('resumable uploads', () => {
   let proxy: CuttingProxy;
   test.beforeEach(async () => {
-    proxy = new CuttingProxy(APP_PORT);
+    proxy = new CuttingProxy(appPort());
     await proxy.start();
   });
   test.afterEach(async () => proxy.stop());
@@ -42,7 +41,7 @@ test.describe('resumable uploads', () => {
     const files = (await server.get(`/v1/files?conversation_id=${conversation.id}`)).body.data;
     expect(files).toHaveLength(1);
     expect(files[0].file_size).toBe(size);
-    expect((await serverBytes(request, info, files[0].file_url, base)).equals(bytes)).toBe(true);
+    expect((await serverBytes(request, info, files[0].file_url, appOrigin())).equals(bytes)).toBe(true);
     expect(proxy.drops).toBeGreaterThanOrEqual(3);
     const ratio = proxy.patchBytes / size;
     console.log(`[resumable-upload.spec] ${size} bytes, ${proxy.drops} drops, ${proxy.patchBytes} bytes sent: ${ratio.toFixed(3)}× the file`);
@@ -70,6 +69,7 @@ test.describe('resumable uploads', () => {
     const sentBefore = proxy.patchBytes;
     await page.reload();
     proxy.cutAll(); // the old worker's request is gone with its page
+    await unlockIfLocked(page);
     await expect(page.getByTestId('sync-status')).toHaveText('All synced', { timeout: 90_000 });
     await expect(page.getByTestId('pending-count')).toHaveCount(0);
 
@@ -82,7 +82,7 @@ test.describe('resumable uploads', () => {
     expect(proxy.patchBytes - sentBefore).toBeLessThanOrEqual(size - 2.5 * MiB + 2 * 64 * 1024);
     const files = (await server.get(`/v1/files?conversation_id=${conversation.id}`)).body.data;
     expect(files).toHaveLength(1);
-    expect((await serverBytes(request, info, files[0].file_url, base)).equals(bytes)).toBe(true);
+    expect((await serverBytes(request, info, files[0].file_url, appOrigin())).equals(bytes)).toBe(true);
     expect(proxy.patchBytes / size).toBeLessThanOrEqual(1.2);
   });
 });

@@ -2,7 +2,7 @@
 // and word prefixes over contact and group ids; a search with no match offers to start a
 // conversation with what was typed, or to clear the filters.
 import { expect, test } from '@playwright/test';
-import { accessibilityViolations, api, base, signIn, userFor } from './helpers';
+import { accessibilityViolations, api, appOrigin, signIn, userFor } from './helpers';
 
 // The accessibility scan injects axe-core: the page's CSP is bypassed for that alone (as in screens.spec.ts).
 test.use({ bypassCSP: true });
@@ -16,7 +16,7 @@ test('search finds ids however they are typed; no match offers a new conversatio
   await server.createConversation(amelia);
   await server.createConversation(smith);
   const group = `Cardiology_Ward7-${tag}`;
-  const created = await request.post(`${base}/v1/conversations`, { headers: userFor(info).auth, data: { group_id: group } });
+  const created = await request.post(`${appOrigin()}/v1/conversations`, { headers: userFor(info).auth, data: { group_id: group } });
   expect(created.status()).toBe(201);
 
   await signIn(page, info);

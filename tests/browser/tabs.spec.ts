@@ -4,7 +4,7 @@
 // the other waits for the lock rather than replaying beside it. Desktop project only.
 import { expect, test, type Page } from '@playwright/test';
 import { IN_FLIGHT } from '../../lib/sync/outbox/replay';
-import { api, expectAllSynced, signIn, unique } from './helpers';
+import { api, expectAllSynced, signIn, unique, unlockIfLocked } from './helpers';
 
 async function createOffline(page: Page, contact: string) {
   await page.getByRole('button', { name: /New/ }).click();
@@ -34,6 +34,7 @@ test('two tabs: every change sent once, one replayer at a time', async ({ contex
   await signIn(tabA, info);
   const tabB = await context.newPage();
   await tabB.goto('/');
+  await unlockIfLocked(tabB);
   await expect(tabB.getByRole('heading', { name: 'Conversations' })).toBeVisible();
   await expectAllSynced(tabB);
 

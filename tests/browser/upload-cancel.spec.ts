@@ -3,16 +3,15 @@
 // presses "Cancel upload" on the row and confirms; the row goes at once, the worker aborts the
 // transfer and terminates the upload (DELETE /v1/uploads/…), and nothing arrives on the server.
 import { expect, test } from '@playwright/test';
-import { APP_PORT } from '../../playwright.config';
 import { CuttingProxy, signInThrough } from './cutting-proxy';
-import { api, unique, userFor } from './helpers';
+import { api, appOrigin, appPort, unique, userFor } from './helpers';
 
 const MiB = 1024 * 1024;
 
 test.describe('cancelling an upload', () => {
   let proxy: CuttingProxy;
   test.beforeEach(async () => {
-    proxy = new CuttingProxy(APP_PORT);
+    proxy = new CuttingProxy(appPort());
     await proxy.start();
   });
   test.afterEach(async () => proxy.stop());
@@ -49,7 +48,7 @@ test.describe('cancelling an upload', () => {
     expect(created).toHaveLength(1);
     const deleted = proxy.seen.find((r) => r.method === 'DELETE' && r.path.startsWith('/v1/uploads/'))!;
     // Gone on the server: the upload (404) and no file in the conversation.
-    const head = await request.head(`http://127.0.0.1:${APP_PORT}${deleted.path}`, { headers: { ...userFor(info).auth, 'Tus-Resumable': '1.0.0' } });
+    const head = await request.head(`${appOrigin()}${deleted.path}`, { headers: { ...userFor(info).auth, 'Tus-Resumable': '1.0.0' } });
     expect(head.status()).toBe(404);
     expect((await server.get(`/v1/files?conversation_id=${conversation.id}`)).body.data).toHaveLength(0);
     // Never sent again after the cancel.

@@ -5,7 +5,7 @@
 // upload opens from its bytes, a file opened once opens with no network, and axe finds nothing.
 import zlib from 'node:zlib';
 import { expect, test, type APIRequestContext, type BrowserContext, type Page, type TestInfo } from '@playwright/test';
-import { accessibilityViolations, api, base, honouringRetryAfter, openConversation, screenshot, signIn, unique, userFor, waitForServiceWorker } from './helpers';
+import { accessibilityViolations, api, appOrigin, honouringRetryAfter, openConversation, screenshot, signIn, unique, unlockIfLocked, userFor, waitForServiceWorker } from './helpers';
 
 const OBSERVATION = JSON.stringify({
   resourceType: 'Observation',
@@ -70,7 +70,7 @@ function tinyPng(width = 40, height = 30): Buffer {
 
 async function upload(request: APIRequestContext, info: TestInfo, conversationId: string, name: string, mimeType: string, buffer: Buffer) {
   const r = await honouringRetryAfter(() =>
-    request.post(`${base}/v1/files`, { headers: userFor(info).auth, multipart: { conversation_id: conversationId, file: { name, mimeType, buffer } } }),
+    request.post(`${appOrigin()}/v1/files`, { headers: userFor(info).auth, multipart: { conversation_id: conversationId, file: { name, mimeType, buffer } } }),
   );
   expect(r.status()).toBe(201);
   return (await r.json()) as { id: string; file_url: string; filename: string };
@@ -221,6 +221,7 @@ test('a file opened once opens again in the viewer with no network', async ({ pa
   await expect(page.getByLabel('Results')).toContainText('Hemoglobin');
   // Reloaded offline, straight onto the viewer's URL.
   await page.reload();
+  await unlockIfLocked(page);
   await expect(page.getByLabel('Results')).toContainText('Hemoglobin');
   await back(page, contact);
   // One never opened says why it cannot be shown.
@@ -262,6 +263,7 @@ test('file lists show each kind with its own icon and keep a long name’s exten
   }
   // The Files screen of this conversation (other tests of this user upload the same long name).
   await page.goto(`/?view=files&in=${conversation.id}`);
+  await unlockIfLocked(page);
   await expect(page.getByRole('heading', { level: 1, name: 'Files' })).toBeVisible();
   await page.getByRole('searchbox', { name: 'Name' }).fill('medication-list');
   const table = page.getByRole('table', { name: 'Files' });

@@ -127,4 +127,19 @@ describe('TokenVault', () => {
     vault.reset();
     expect(storage.getItem(LOCK_KEY)).toBeNull();
   });
+
+  it('a token kept in clear from before the lock was asked for leaves localStorage and is held for the set-up', () => {
+    const storage = new MemoryStorage();
+    storage.setItem('parley:token', 'pk_earlier');
+    const vault = new TokenVault(storage);
+    const changes: string[] = [];
+    vault.onChange((change) => changes.push(change));
+    vault.requireLock(true); // not on its own: the policy may be the default assumed until the server answers
+    expect(storage.getItem('parley:token')).toBe('pk_earlier');
+    vault.holdClearToken(); // the server's policy asks for the lock
+    expect(storage.getItem('parley:token')).toBeNull();
+    expect(vault.heldToken).toBe('pk_earlier');
+    expect(vault.getItem('parley:token')).toBe('pk_earlier');
+    expect(changes).toEqual(['token']);
+  });
 });

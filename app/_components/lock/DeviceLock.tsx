@@ -60,9 +60,12 @@ export function DeviceLock({
   }, [storage]);
   useEffect(() => {
     vault.requireLock(policy.lockAfterMs > 0);
+    // A token in clear from before the lock: set the lock up now. On the server's word only (stored
+    // or fresh), never on the default assumed until it answers: a deployment may have it off.
+    if ((readPolicy(storage)?.lockAfterMs ?? 0) > 0) vault.holdClearToken();
     // Nothing reaches the databases in clear while a lock is asked for or exists (seal.ts).
     requireSealing(policy.lockAfterMs > 0 || readLock(storage) !== null);
-  }, [vault, storage, policy.lockAfterMs]);
+  }, [vault, storage, policy]);
   // The key leaves with the lock, a sign-out or an erase.
   useEffect(() => vault.onChange((change) => change === 'closed' && setSealer(null)), [vault]);
 

@@ -106,6 +106,20 @@ export class TokenVault implements StorageLike {
     this.lockRequired = required;
   }
 
+  /**
+   * The server's policy asks for a lock, and a token is kept in clear from before it did (an
+   * earlier version, or the lock turned on later): out of localStorage, held until the lock is set up.
+   */
+  holdClearToken(): void {
+    this.lockRequired = true;
+    const clear = this.storage.getItem(TOKEN_KEY);
+    if (clear === null) return;
+    this.storage.removeItem(TOKEN_KEY);
+    this.token = clear;
+    void this.persistToken();
+    this.emit('token');
+  }
+
   get locked(): boolean {
     return readLock(this.storage) !== null && this.key === null;
   }
