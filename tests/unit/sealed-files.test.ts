@@ -18,6 +18,7 @@ import { setMeta } from '../../lib/sync/mirror/meta';
 import { requireSealing, setSealer } from '../../lib/sync/mirror/seal';
 import { createSealer, deriveMirrorKeys } from '../../lib/sync/mirror/sealer';
 import { loadFileBytes } from '../../lib/view/viewer/bytes';
+import { bytesOnDevice } from '../../lib/view/viewer/thumbnails';
 
 const ORIGIN = 'https://parley.example';
 const MARK = 'CREATININE 412 umol/L';
@@ -144,6 +145,9 @@ describe('sealed device: files kept offline live as sealed chunks in the databas
     expect(again).toEqual({ ok: true, bytes: t.bodies.get(opened.file_url!), from: 'device' });
     expect(t.seen).toEqual([opened.file_url]);
     expect(await rawText(t.db.name, t.dexie)).not.toContain(MARK.slice(0, 10));
+    // The thumbnails read the same bytes, with no Cache Storage at all.
+    const blob = await bytesOnDevice(t.db, opened, null);
+    expect(new Uint8Array(await blob!.arrayBuffer())).toEqual(t.bodies.get(opened.file_url!));
 
     // Room for one file: keeping a conversation evicts the opened file, never the kept one.
     await setMeta(t.db, BUDGET_KEY, 1000);
