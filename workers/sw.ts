@@ -7,6 +7,7 @@
 import { cleanupOutdatedCaches, createHandlerBoundToURL, matchPrecache, precacheAndRoute } from 'workbox-precaching';
 import { NavigationRoute, registerRoute } from 'workbox-routing';
 import type { DownloaderDeps } from '../lib/offline/downloader';
+import { cacheStorageFiles } from '../lib/offline/file-bytes';
 import { pauseReason, type ConnectionLike } from '../lib/offline/policy';
 import { OFFLINE_MESSAGE } from '../lib/offline/settings';
 import { databaseOfTag, OPENED_FILES_CACHE } from '../lib/sync/service-worker';
@@ -132,7 +133,7 @@ registerRoute(
 
 const downloader: DownloaderDeps = {
   fetch: (input, init) => fetch(input, init),
-  caches,
+  store: cacheStorageFiles(caches, OPENED_FILES_CACHE),
   origin: self.location.origin,
   connection: () => (self.navigator as Navigator & { connection?: ConnectionLike }).connection ?? null,
   quota: async () => (await self.navigator.storage?.estimate?.().catch(() => null))?.quota ?? null,

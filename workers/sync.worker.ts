@@ -7,6 +7,9 @@
 // Load it with: new Worker(new URL('../workers/sync.worker.ts', import.meta.url), { type: 'module' })
 import * as Comlink from 'comlink';
 import { createSealer, databaseLock, type MirrorKeys, openSyncDb, setSealer, type OpenTabChannel, type ParleyDb, resumableUploads, storeBackgroundAccess, SyncEngine, type SyncReport, whoAmI, type WhoAmI } from '../lib/sync/worker';
+import { databaseChunkFiles } from '../lib/offline/file-bytes';
+import type { ConnectionLike } from '../lib/offline/policy';
+import { startSealedDownloads, type SealedDownloads } from '../lib/offline/sealed-downloads';
 import { xhrUpload } from './xhr-upload';
 
 export interface SyncWorkerConfig {
@@ -24,6 +27,8 @@ let engine: SyncEngine | null = null;
 let db: ParleyDb | null = null;
 let mirrorDb: ParleyDb | null = null;
 let token: string | null = null;
+/** "Keep offline" on a device with a lock: here, where the keys are (lib/offline/sealed-downloads.ts). */
+let downloads: SealedDownloads | null = null;
 
 function lockFor(database: string) {
   // The service worker's Background Sync takes the same lock (lib/sync/session/background.ts).
@@ -89,9 +94,12 @@ const api = {
     baseUrl = config.baseUrl;
     shareToken();
     if (self.navigator?.onLine === false) void engine.setOnline(false);
+    if (config.keys) downloads = startSealedDownloads({ database: name, deps: sealedDownloader(), locks: self.navigator?.locks });
   },
 
   stop(): void {
+    void downloads?.stop();
+    downloads = null;
     engine?.stop();
     engine = null;
     db?.close();
@@ -114,6 +122,7 @@ const api = {
    * navigator.onLine at start. Coming online ends every backoff and syncs at once.
    */
   async setOnline(online: boolean): Promise<void> {
+    if (online) downloads?.wake();
     await engine?.setOnline(online);
   },
 
@@ -140,7 +149,24 @@ const api = {
 
 export type SyncWorkerApi = typeof api;
 
-self.addEventListener('online', () => void engine?.setOnline(true));
+/** The downloader's world here: the bytes go into the sealed database, never Cache Storage. */
+function sealedDownloader() {
+  const nav = self.navigator as Navigator & { connection?: ConnectionLike };
+  return {
+    fetch: (input: string, init?: RequestInit) => fetch(input, init),
+    store: databaseChunkFiles(),
+    origin: self.location.origin,
+    connection: () => nav.connection ?? null,
+    quota: async () => (await nav.storage?.estimate?.().catch(() => null))?.quota ?? null,
+    now: () => Date.now(),
+    wait: (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)),
+  };
+}
+
+self.addEventListener('online', () => {
+  downloads?.wake();
+  void engine?.setOnline(true);
+});
 self.addEventListener('offline', () => void engine?.setOnline(false));
 
 Comlink.expose(api);

@@ -146,7 +146,8 @@ export function ConversationScreen({ id }: { id: string }) {
 
 /**
  * "Keep offline": the conversation's files are downloaded in the background by the service worker
- * (lib/offline/downloader.ts) and kept out of eviction. Pinned conversations are kept unless the
+ * (lib/offline/downloader.ts), or the sync worker on a device with a lock (sealed-downloads.ts),
+ * and kept out of eviction. Pinned conversations are kept unless the
  * Device screen's setting says otherwise; the toggle is the user's own choice and wins.
  */
 function KeepOffline({ conversation, fileCount }: { conversation: ConversationView; fileCount: number }) {

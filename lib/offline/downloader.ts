@@ -1,5 +1,8 @@
 // Files kept for offline (issue 18): the downloads and the evictions, run by the SERVICE WORKER
-// (workers/sw.ts), never the page's main thread.
+// (workers/sw.ts) on a device without a lock, never the page's main thread. On a device with a
+// lock (issue 28) the service worker holds no keys and keeps nothing: the same passes run in the
+// sync worker (sealed-downloads.ts), with the bytes in the sealed database instead of Cache
+// Storage (file-bytes.ts says where each store keeps them).
 //
 // Why the service worker and not the sync worker: the bytes must end up in the cache the service
 // worker serves `/files/…` from, and it is the one place that sees every file the user opens
@@ -16,12 +19,12 @@
 // database that disappears mid-pass (sign-out) stops the pass and is never created again. A pass
 // never writes `meta` (an empty meta is how lib/view/mirror.ts tells a cleared database).
 import type { DexieOptions } from 'dexie';
-import { databaseExists, type OfflineFile, OPENED_FILES_CACHE, openSyncDb, type ParleyDb } from '../sync/page';
+import { databaseExists, type OfflineFile, openSyncDb, type ParleyDb } from '../sync/page';
+import { DOWNLOAD_CHUNK_BYTES, type FileBytesStore } from './file-bytes';
 import { downloadQueue, effectiveBudget, pauseReason, planEviction, type CacheEntry, type ConnectionLike, type QueueFile } from './policy';
 import { keptConversationIds, readBudgetSetting, STATUS_KEY, type OfflineStatus } from './settings';
 
-/** Bytes per IndexedDB chunk of a partial download (and how often progress is saved). */
-export const DOWNLOAD_CHUNK_BYTES = 256 * 1024;
+export { DOWNLOAD_CHUNK_BYTES };
 const ATTEMPTS_PER_FILE = 3;
 
 /** Headers of the server's response kept on the cached copy (never Content-Range/Length). */
@@ -29,7 +32,8 @@ const KEPT_HEADERS = ['content-type', 'content-disposition', 'etag', 'last-modif
 
 export interface DownloaderDeps {
   fetch: (input: string, init?: RequestInit) => Promise<Response>;
-  caches: CacheStorage;
+  /** Where complete files' bytes go: Cache Storage (service worker, no lock) or the database's chunks (sealed; file-bytes.ts). */
+  store: FileBytesStore;
   origin: string;
   connection(): ConnectionLike | null;
   quota(): Promise<number | null>;
@@ -56,40 +60,20 @@ function entriesOf(rows: readonly OfflineFile[], kept: ReadonlySet<string>): Cac
   return rows.map((r) => ({ fileId: r.fileId, size: r.complete ? r.size : r.received, lastOpenedAt: r.lastOpenedAt, kept: r.conversationId !== null && kept.has(r.conversationId) }));
 }
 
-async function removeFile(db: ParleyDb, cache: Cache, fileId: string): Promise<void> {
+async function removeFile(db: ParleyDb, store: FileBytesStore, fileId: string): Promise<void> {
   const row = await db.offlineFiles.get(fileId);
-  if (row) await cache.delete(row.url);
+  if (row) await store.remove(row);
   await db.transaction('rw', db.offlineFiles, db.downloadChunks, async () => {
     await db.downloadChunks.where('fileId').equals(fileId).delete();
     await db.offlineFiles.delete(fileId);
   });
 }
 
-/**
- * Rows and cache entries agree: a complete row whose bytes left the cache (the browser or sign-out
- * cleared it) is dropped; a file in the cache without a row (opened before this version) is adopted.
- */
-async function reconcile(db: ParleyDb, cache: Cache): Promise<void> {
-  const rows = await db.offlineFiles.toArray();
-  const byUrl = new Map(rows.map((r) => [r.url, r]));
-  for (const row of rows) {
-    if (row.complete && !(await cache.match(row.url))) await db.offlineFiles.delete(row.fileId);
-  }
-  for (const request of await cache.keys()) {
-    if (byUrl.has(request.url)) continue;
-    const fileId = new URL(request.url).searchParams.get('id');
-    if (!fileId) continue;
-    const file = await db.files.get(fileId);
-    if (!file || file.file_url !== request.url || (await db.offlineFiles.get(fileId))) continue;
-    await db.offlineFiles.put({ fileId, conversationId: file.conversationId, url: request.url, size: file.file_size, received: file.file_size, complete: true, lastOpenedAt: null, etag: null, headers: [] });
-  }
-}
-
 /** Evicts per the plan; returns whether the incoming bytes fit. */
-async function makeRoom(db: ParleyDb, cache: Cache, kept: ReadonlySet<string>, budget: number, incoming: number, except?: string): Promise<boolean> {
+async function makeRoom(db: ParleyDb, store: FileBytesStore, kept: ReadonlySet<string>, budget: number, incoming: number, except?: string): Promise<boolean> {
   const rows = (await db.offlineFiles.toArray()).filter((r) => r.fileId !== except);
   const plan = planEviction(entriesOf(rows, kept), budget, incoming);
-  for (const fileId of plan.evict) await removeFile(db, cache, fileId);
+  for (const fileId of plan.evict) await removeFile(db, store, fileId);
   return plan.fits;
 }
 
@@ -102,11 +86,11 @@ export async function runPass(database: string, deps: DownloaderDeps): Promise<P
   if (!db) return 'gone';
   const status: OfflineStatus = { paused: null, waiting: 0, tooBig: 0, failure: null };
   try {
-    const cache = await deps.caches.open(OPENED_FILES_CACHE);
-    await reconcile(db, cache);
+    const store = deps.store;
+    await store.reconcile(db);
     const kept = await keptConversationIds(db);
     const budget = effectiveBudget(await readBudgetSetting(db), await deps.quota());
-    await makeRoom(db, cache, kept, budget, 0);
+    await makeRoom(db, store, kept, budget, 0);
 
     const files = kept.size === 0 ? [] : await db.files.where('conversationId').anyOf([...kept]).toArray();
     const rows = await db.offlineFiles.toArray();
@@ -123,11 +107,11 @@ export async function runPass(database: string, deps: DownloaderDeps): Promise<P
         status.paused = reason;
         return 'paused';
       }
-      if (!(await makeRoom(db, cache, kept, budget, file.file_size, file.id))) {
+      if (!(await makeRoom(db, store, kept, budget, file.file_size, file.id))) {
         status.tooBig++;
         continue;
       }
-      const result = await downloadFile(db, cache, file, deps);
+      const result = await downloadFile(db, file, deps);
       if (result === 'complete') status.waiting--;
       else if (result === 'paused') {
         status.paused = pauseReason(deps.connection()) ?? 'slow';
@@ -165,14 +149,14 @@ function concat(parts: Uint8Array[], length: number): ArrayBuffer {
 }
 
 /**
- * Downloads one file into the cache, continuing a partial download with Range. 'paused': the
+ * Downloads one file into the store, continuing a partial download with Range. 'paused': the
  * connection turned slow or metered mid-way (the bytes so far are kept).
  */
-export async function downloadFile(db: ParleyDb, cache: Cache, file: QueueFile, deps: DownloaderDeps): Promise<'complete' | 'paused' | { failure: string }> {
+export async function downloadFile(db: ParleyDb, file: QueueFile, deps: DownloaderDeps): Promise<'complete' | 'paused' | { failure: string }> {
   let row = await db.offlineFiles.get(file.id);
   if (row && row.url !== file.file_url) {
     // Renamed since: the old URL no longer works and its bytes may differ in name only; start over.
-    await removeFile(db, cache, file.id);
+    await removeFile(db, deps.store, file.id);
     row = undefined;
   }
   if (!row) {
@@ -277,25 +261,13 @@ export async function downloadFile(db: ParleyDb, cache: Cache, file: QueueFile, 
       await deps.wait(1000 * failures);
     }
   }
-  // Complete: the whole response goes into the cache the service worker serves /files/ from.
+  // Complete: the whole response becomes the file's bytes in the store.
   const chunks = await db.downloadChunks.where('fileId').equals(file.id).sortBy('offset');
-  const blob = new Blob(
-    chunks.map((c) => c.bytes),
-    { type: current.headers.find(([k]) => k === 'content-type')?.[1] ?? '' },
-  );
-  if (blob.size !== current.size) {
+  if (chunks.reduce((n, c) => n + c.bytes.byteLength, 0) !== current.size) {
     await restart();
     return { failure: 'the bytes did not add up; starting over' };
   }
-  const headers = new Headers(current.headers);
-  headers.set('content-length', String(blob.size));
-  await cache.put(new Request(current.url), new Response(blob, { status: 200, headers }));
-  await db.transaction('rw', db.offlineFiles, db.downloadChunks, async () => {
-    await db.downloadChunks.where('fileId').equals(file.id).delete();
-    current.complete = true;
-    current.received = current.size;
-    await db.offlineFiles.put(current);
-  });
+  await deps.store.complete(db, current, chunks);
   return 'complete';
 }
 

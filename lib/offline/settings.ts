@@ -60,8 +60,21 @@ export async function keptConversationIds(db: ParleyDb): Promise<Set<string>> {
   return kept;
 }
 
-/** Asks the service worker to bring the device's files up to date (downloads, evictions). */
+/** The channel the sync workers' downloader listens on, on a device with a lock (sealed-downloads.ts). */
+export function offlineChannelName(database: string): string {
+  return `parley-offline:${database}`;
+}
+
+/**
+ * Asks the downloader to bring the device's files up to date (downloads, evictions): the service
+ * worker's without a lock, the sync workers' with one (the service worker then leaves files alone).
+ */
 export function wakeDownloader(database: string): void {
+  if (typeof BroadcastChannel === 'function') {
+    const channel = new BroadcastChannel(offlineChannelName(database));
+    channel.postMessage('wake');
+    channel.close();
+  }
   if (typeof navigator === 'undefined' || !('serviceWorker' in navigator)) return;
   void navigator.serviceWorker.ready.then((registration) => registration.active?.postMessage({ type: OFFLINE_MESSAGE, database })).catch(() => {});
 }

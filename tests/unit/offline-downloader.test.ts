@@ -4,6 +4,7 @@
 import { IDBFactory, IDBKeyRange } from 'fake-indexeddb';
 import { describe, expect, it } from 'vitest';
 import { downloadFile, noteOpened, partialResponse, runPass, type DownloaderDeps } from '../../lib/offline/downloader';
+import { cacheStorageFiles } from '../../lib/offline/file-bytes';
 import { BUDGET_KEY, KEEP_PINNED_KEY, STATUS_KEY } from '../../lib/offline/settings';
 import { openSyncDb, type FileView, type ParleyDb } from '../../lib/sync/mirror/db';
 import { setMeta } from '../../lib/sync/mirror/meta';
@@ -87,7 +88,7 @@ function setup(name: string) {
   let clock = 1_000;
   const deps: DownloaderDeps = {
     fetch: server.fetch,
-    caches: storage,
+    store: cacheStorageFiles(storage, OPENED_FILES_CACHE),
     origin: ORIGIN,
     connection: () => connection,
     quota: async () => 10 * 1024 * 1024 * 1024,
@@ -167,7 +168,7 @@ describe('keep offline: downloads', () => {
     const file = await t.addFile('big', 'kept', size, 1);
     await keep(t.db, 'kept');
     t.server.control.cutAfter = 600 * 1024;
-    const result = await downloadFile(t.db, (await t.deps.caches.open(OPENED_FILES_CACHE)) as Cache, { id: file.id, conversationId: 'kept', created_at: 1, file_size: size, file_url: file.file_url }, t.deps);
+    const result = await downloadFile(t.db, { id: file.id, conversationId: 'kept', created_at: 1, file_size: size, file_url: file.file_url }, t.deps);
     expect(result).toBe('complete');
     expect(t.server.seen.map((s) => [s.range, s.ifRange])).toEqual([
       ['bytes=0-', null],

@@ -4,6 +4,7 @@
 // database (no change to the sync schema), deleted with it at sign-out (lib/sync/session/removal.ts),
 // and dropped when their file is gone from the mirror (pruneThumbnails).
 import { Dexie, type DexieOptions, type EntityTable } from 'dexie';
+import { readDeviceFile } from '../../offline/device-files';
 import { type FileView, OPENED_FILES_CACHE, type ParleyDb, sealMiddleware, thumbnailsDatabaseName } from '../../sync/page';
 
 export interface Thumbnail {
@@ -33,13 +34,18 @@ export function openThumbnails(database: string, options: DexieOptions = {}): Th
   return db;
 }
 
-/** The bytes the device has for a file, or null: queued upload chunks, else the file cache. */
+/**
+ * The bytes the device has for a file, or null: queued upload chunks, else a complete file held in
+ * the database (a device with a lock, lib/offline/device-files.ts), else the file cache.
+ */
 export async function bytesOnDevice(db: ParleyDb, file: FileView, caches: CacheStorage | null): Promise<Blob | null> {
   const op = await db.outbox.where('entityId').equals(file.id).filter((o) => o.body.kind === 'file.upload').first();
   if (op) {
     const chunks = await db.uploadChunks.where('opId').equals(op.id).sortBy('index');
     if (chunks.length > 0) return new Blob(chunks.map((c) => c.bytes));
   }
+  const held = await readDeviceFile(db, file);
+  if (held) return new Blob([held.bytes.buffer as ArrayBuffer]);
   if (!file.file_url || !caches || !(await caches.has(OPENED_FILES_CACHE))) return null;
   const cached = await (await caches.open(OPENED_FILES_CACHE)).match(file.file_url);
   return cached ? cached.blob() : null;
