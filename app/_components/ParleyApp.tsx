@@ -3,7 +3,8 @@
 // the screens. Which database, whose token, and what sign-out removes: lib/view/session.ts.
 import { lazy, Suspense, useCallback, useEffect, useMemo, useRef, useState } from 'react';
 // Modules, not the '@/lib/sync' index: the bundler keeps all it re-exports (the engine too).
-import { connectSync, loadClientModule, readSyncStatus, type SyncConnection } from '@/lib/sync/page';
+import { connectSync, type SyncConnection } from '@/lib/sync/connect';
+import { loadClientModule, readSyncStatus } from '@/lib/sync/page';
 import {
   describeRemoval,
   eraseDevice,

@@ -1,6 +1,6 @@
 'use client';
 import { createContext, useCallback, useContext } from 'react';
-import type { SyncConnection } from '@/lib/sync/page';
+import type { SyncConnection } from '@/lib/sync/connect';
 
 export interface Session {
   connection: SyncConnection;

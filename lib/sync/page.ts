@@ -22,7 +22,6 @@ export { deleteMeta, getMeta, setMeta, type MetaValues } from './mirror/meta';
 export { MIRROR_CLEARED_KEY, readSyncStatus, statusLabel, type FailedOperation, type MirrorCleared, type SyncStatus } from './engine/status';
 export { readUploadProgress, type UploadProgress } from './engine/upload-progress';
 export { loadClientModule } from './outbox/lazy-client';
-export { connectSync, type SyncConnection } from './session/connect';
 export type { CheckFailure, WhoAmI } from './session/identity';
 export {
   addReports,
