@@ -6,9 +6,9 @@
 // column header) read the matching rows and sort them in memory; the screens re-run those at a
 // slower pace (see useThrottledQuery).
 import { BY_ARCHIVED_INDEX, type ConversationView, type FileView, ORDER_INDEX, type ParleyDb, WORDS_INDEX } from '../sync/page';
-import { conversationTitle, filterConversations, sortConversations, type ConversationFilters, type ConversationSortColumn, type ListSort } from './conversations';
+import { conversationTitle, DEFAULT_FILTERS, filterConversations, listConversations, type ConversationFilters, type ConversationSortColumn, type ListSort } from './conversations';
 import { typeFamily } from './format';
-import { searchWords } from './search';
+import { indexWords, searchWords } from './search';
 
 export interface ListWindow<T> {
   /** Rows in the whole (filtered) list. */
@@ -34,14 +34,32 @@ export function conversationRange(filters: ConversationFilters, sort: ListSort<C
   return { index: BY_ARCHIVED_INDEX, range: prefixRange([filters.archived === 'yes' ? 1 : 0, ...pinned]) };
 }
 
+/** A window of the conversations list, with what a search found only by forgiving typos. */
+export interface ConversationWindow extends ListWindow<ConversationView> {
+  /** Ids of the rows found with typos: listed after every other match, and marked. */
+  closeMatches: string[];
+  /** When nothing else matched: the closest ones' contact or group ids, best first ("Did you mean …?"). */
+  didYouMean: string[];
+  /** Whether the pass for typos ran (it is asked for once typing pauses, and runs when few rows match). */
+  nearPass: boolean;
+}
+
+/** Fewer matches than this and a search also looks for ids typed with a typo. */
+export const FEW_MATCHES = 3;
+/** At most this many rows found with typos are listed, and this many offered as "Did you mean …?". */
+const CLOSE_MATCHES = 10;
+const DID_YOU_MEAN = 3;
+
 export async function readConversationWindow(
   db: ParleyDb,
   filters: ConversationFilters,
   sort: ListSort<ConversationSortColumn>,
   start: number,
   limit: number,
-): Promise<ListWindow<ConversationView>> {
-  return db.transaction('r', db.conversations, async () => {
+  /** `near`: also look for typos when the search finds fewer than FEW_MATCHES (a pass over the rows). */
+  options: { near?: boolean } = {},
+): Promise<ConversationWindow> {
+  const found = await db.transaction('r', db.conversations, async (): Promise<ListWindow<ConversationView> & { all?: ConversationView[] }> => {
     const plan = conversationRange(filters, sort);
     if (plan) {
       const { index, range } = plan;
@@ -58,9 +76,115 @@ export async function readConversationWindow(
       ids = new Set(found.filter((id) => !before || before.has(id)));
     }
     const candidates = ids ? (await db.conversations.bulkGet([...ids])).filter((c) => c !== undefined) : await db.conversations.toArray();
-    const all = sortConversations(filterConversations(candidates, filters), sort);
-    return { total: all.length, start, rows: all.slice(start, start + limit), indexed: false };
+    const all = listConversations(candidates, filters, sort);
+    return { total: all.length, start, rows: all.slice(start, start + limit), indexed: false, all };
   });
+  const { all, ...window } = found;
+  const none: ConversationWindow = { ...window, closeMatches: [], didYouMean: [], nearPass: false };
+  if (!all || !options.near || all.length >= FEW_MATCHES || searchWords(filters.text).length === 0) return none;
+  const near = await readCloseMatches(db, filters, new Set(all.map((c) => c.id)), CLOSE_MATCHES);
+  const listed = [...all, ...near];
+  return {
+    total: listed.length,
+    start,
+    rows: listed.slice(start, start + limit),
+    indexed: false,
+    closeMatches: near.map((c) => c.id),
+    didYouMean: all.length === 0 ? [...new Set(near.map(conversationTitle))].slice(0, DID_YOU_MEAN) : [],
+    nearPass: true,
+  };
+}
+
+/** The typo-tolerant matching (near-match.ts): fetched the first time a search needs it, not with the first screen. */
+const loadNearMatch = () => import('./near-match');
+
+/**
+ * Reads rows in the list's order, keeping what `keep` scores (lower is closer; null: not kept),
+ * until `enough` of the best possible score are found or `maxRows` were read. The rows, not an
+ * index: on a device with a lock the contact/group ids and search words are indexed as keyed
+ * tokens (lib/sync/mirror/seal.ts), which no edit distance can be computed on; the rows come
+ * back opened. Best first (score, then the list's order), at most `enough`.
+ */
+async function scanInListOrder(
+  db: ParleyDb,
+  filters: ConversationFilters,
+  keep: (c: ConversationView) => number | null,
+  best: number,
+  enough: number,
+  maxRows: number,
+): Promise<ConversationView[]> {
+  // The whole order index, every filter checked per row: a cursor over a bounded range (the
+  // archived filter's) costs as much in Chromium, and each step of one scans the store again in
+  // fake-indexeddb, which the tests run on.
+  const others: ConversationFilters = { ...filters, text: '' };
+  const kept: Array<{ c: ConversationView; score: number; at: number }> = [];
+  let read = 0;
+  let atBest = 0;
+  await db.transaction('r', db.conversations, () =>
+    db.conversations
+      .orderBy(ORDER_INDEX)
+      .until(() => atBest >= enough || read >= maxRows)
+      .each((c: ConversationView) => {
+        read++;
+        if (filterConversations([c], others).length === 0) return;
+        const score = keep(c);
+        if (score === null) return;
+        kept.push({ c, score, at: read });
+        if (score <= best) atBest++;
+      }),
+  );
+  return kept
+    .sort((a, b) => a.score - b.score || a.at - b.at)
+    .slice(0, enough)
+    .map((k) => k.c);
+}
+
+/**
+ * Conversations whose id the search's words name with typos ("amelia hugjes", "amelai"), not
+ * among `exclude` (what it found without), closest first: at most `limit`. Stops once `limit`
+ * are one edit away (none can be closer) or after `maxRows` rows.
+ */
+export async function readCloseMatches(db: ParleyDb, filters: ConversationFilters, exclude: ReadonlySet<string>, limit: number, maxRows = MAX_SCAN): Promise<ConversationView[]> {
+  const typed = searchWords(filters.text);
+  if (typed.length === 0) return [];
+  const { matchSearch } = await loadNearMatch();
+  return scanInListOrder(
+    db,
+    filters,
+    (c) => {
+      if (exclude.has(c.id)) return null;
+      const match = matchSearch(typed, indexWords(conversationTitle(c)));
+      return match?.tier === 'near' ? match.edits : null;
+    },
+    1,
+    limit,
+    maxRows,
+  );
+}
+
+/** A pass for typos reads at most this many rows (a mirror of 10,000 conversations is read whole). */
+const MAX_SCAN = 50_000;
+
+/** An existing conversation whose id is near one about to be created. */
+export interface NearId {
+  conversationId: string;
+  id: string;
+  /** 0: the same but for case or accents. */
+  edits: number;
+}
+
+/**
+ * Contact (or group) ids this device knows that are one or two edits from `typed` (near-match.ts
+ * idEdits), closest first, at most `limit`: the new conversation form warns before a typo starts a
+ * second conversation for the same patient. Read from the rows, in the list's order (archived
+ * ones too), never from the id's index, which holds keyed tokens on a device with a lock.
+ */
+export async function readNearIds(db: ParleyDb, kind: 'contact_id' | 'group_id', typed: string, limit: number, maxRows = MAX_SCAN): Promise<NearId[]> {
+  const id = typed.trim();
+  if (!id) return [];
+  const { idEdits } = await loadNearMatch();
+  const rows = await scanInListOrder(db, { ...DEFAULT_FILTERS, archived: 'any' }, (c) => (c[kind] === null ? null : idEdits(id, c[kind])), 0, limit, maxRows);
+  return rows.map((c) => ({ conversationId: c.id, id: c[kind]!, edits: idEdits(id, c[kind]!)! }));
 }
 
 export type FileFamily = 'any' | ReturnType<typeof typeFamily>;
