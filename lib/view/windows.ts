@@ -40,7 +40,7 @@ export interface ConversationWindow extends ListWindow<ConversationView> {
   closeMatches: string[];
   /** When nothing else matched: the closest ones' contact or group ids, best first ("Did you mean …?"). */
   didYouMean: string[];
-  /** Whether the pass for typos ran (it is asked for once typing pauses, and runs when few rows match). */
+  /** Whether typos were looked for where needed (asked for once typing pauses; run when few rows match): the list is final. */
   nearPass: boolean;
 }
 
@@ -80,7 +80,7 @@ export async function readConversationWindow(
     return { total: all.length, start, rows: all.slice(start, start + limit), indexed: false, all };
   });
   const { all, ...window } = found;
-  const none: ConversationWindow = { ...window, closeMatches: [], didYouMean: [], nearPass: false };
+  const none: ConversationWindow = { ...window, closeMatches: [], didYouMean: [], nearPass: options.near === true };
   if (!all || !options.near || all.length >= FEW_MATCHES || searchWords(filters.text).length === 0) return none;
   const near = await readCloseMatches(db, filters, new Set(all.map((c) => c.id)), CLOSE_MATCHES);
   const listed = [...all, ...near];
