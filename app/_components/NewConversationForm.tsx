@@ -4,6 +4,8 @@ import { useLiveQuery } from 'dexie-react-hooks';
 import { useEffect, useState, type FormEvent } from 'react';
 import { SyncInputError } from '@/lib/sync/page';
 import { readKnownIds, readNearIds, type NearId } from '@/lib/view/windows';
+// With the form, so the warning's matching is here offline too (windows.ts imports it on first use).
+import '@/lib/view/near-match';
 import type { NewConversationRequest } from './NewConversation';
 import { useSession } from './session-context';
 import { navigate } from './router';
@@ -42,7 +44,8 @@ export function NewConversationForm({ initial, onClose }: { initial: NewConversa
   async function submit(event: FormEvent) {
     event.preventDefault();
     if (nearNow === null) {
-      const ids = await readNearIds(connection.db, kind, typed, NEAR_IDS);
+      // The check's code could not be fetched (offline, never loaded): no warning rather than no conversation.
+      const ids = await readNearIds(connection.db, kind, typed, NEAR_IDS).catch(() => []);
       setNear({ kind, typed, ids });
       if (ids.length > 0) return; // warned first: Create again ("Create anyway") creates
     }

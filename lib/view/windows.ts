@@ -82,7 +82,13 @@ export async function readConversationWindow(
   const { all, ...window } = found;
   const none: ConversationWindow = { ...window, closeMatches: [], didYouMean: [], nearPass: options.near === true };
   if (!all || !options.near || all.length >= FEW_MATCHES || searchWords(filters.text).length === 0) return none;
-  const near = await readCloseMatches(db, filters, new Set(all.map((c) => c.id)), CLOSE_MATCHES);
+  let near: ConversationView[];
+  try {
+    near = await readCloseMatches(db, filters, new Set(all.map((c) => c.id)), CLOSE_MATCHES);
+  } catch {
+    // Its code could not be fetched (offline, before the app was kept for offline use): the list without typos.
+    return none;
+  }
   const listed = [...all, ...near];
   return {
     total: listed.length,
