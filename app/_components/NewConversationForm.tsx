@@ -3,9 +3,8 @@
 import { useLiveQuery } from 'dexie-react-hooks';
 import { useEffect, useState, type FormEvent } from 'react';
 import { SyncInputError } from '@/lib/sync/page';
-import { readKnownIds, readNearIds, type NearId } from '@/lib/view/windows';
-// With the form, so the warning's matching is here offline too (windows.ts imports it on first use).
-import '@/lib/view/near-match';
+import { readNearIds, type NearId } from '@/lib/view/close-matches';
+import { readKnownIds } from '@/lib/view/windows';
 import type { NewConversationRequest } from './NewConversation';
 import { useSession } from './session-context';
 import { navigate } from './router';

@@ -6,9 +6,9 @@
 // column header) read the matching rows and sort them in memory; the screens re-run those at a
 // slower pace (see useThrottledQuery).
 import { BY_ARCHIVED_INDEX, type ConversationView, type FileView, ORDER_INDEX, type ParleyDb, WORDS_INDEX } from '../sync/page';
-import { conversationTitle, DEFAULT_FILTERS, filterConversations, listConversations, type ConversationFilters, type ConversationSortColumn, type ListSort } from './conversations';
+import { conversationTitle, listConversations, type ConversationFilters, type ConversationSortColumn, type ListSort } from './conversations';
 import { typeFamily } from './format';
-import { indexWords, searchWords } from './search';
+import { searchWords } from './search';
 
 export interface ListWindow<T> {
   /** Rows in the whole (filtered) list. */
@@ -84,7 +84,7 @@ export async function readConversationWindow(
   if (!all || !options.near || all.length >= FEW_MATCHES || searchWords(filters.text).length === 0) return none;
   let near: ConversationView[];
   try {
-    near = await readCloseMatches(db, filters, new Set(all.map((c) => c.id)), CLOSE_MATCHES);
+    near = await (await loadCloseMatches()).readCloseMatches(db, filters, new Set(all.map((c) => c.id)), CLOSE_MATCHES);
   } catch {
     // Its code could not be fetched (offline, before the app was kept for offline use): the list without typos.
     return none;
@@ -101,97 +101,8 @@ export async function readConversationWindow(
   };
 }
 
-/** The typo-tolerant matching (near-match.ts): fetched the first time a search needs it, not with the first screen. */
-const loadNearMatch = () => import('./near-match');
-
-/**
- * Reads rows in the list's order, keeping what `keep` scores (lower is closer; null: not kept),
- * until `enough` of the best possible score are found or `maxRows` were read. The rows, not an
- * index: on a device with a lock the contact/group ids and search words are indexed as keyed
- * tokens (lib/sync/mirror/seal.ts), which no edit distance can be computed on; the rows come
- * back opened. Best first (score, then the list's order), at most `enough`.
- */
-async function scanInListOrder(
-  db: ParleyDb,
-  filters: ConversationFilters,
-  keep: (c: ConversationView) => number | null,
-  best: number,
-  enough: number,
-  maxRows: number,
-): Promise<ConversationView[]> {
-  // The whole order index, every filter checked per row: a cursor over a bounded range (the
-  // archived filter's) costs as much in Chromium, and each step of one scans the store again in
-  // fake-indexeddb, which the tests run on.
-  const others: ConversationFilters = { ...filters, text: '' };
-  const kept: Array<{ c: ConversationView; score: number; at: number }> = [];
-  let read = 0;
-  let atBest = 0;
-  await db.transaction('r', db.conversations, () =>
-    db.conversations
-      .orderBy(ORDER_INDEX)
-      .until(() => atBest >= enough || read >= maxRows)
-      .each((c: ConversationView) => {
-        read++;
-        if (filterConversations([c], others).length === 0) return;
-        const score = keep(c);
-        if (score === null) return;
-        kept.push({ c, score, at: read });
-        if (score <= best) atBest++;
-      }),
-  );
-  return kept
-    .sort((a, b) => a.score - b.score || a.at - b.at)
-    .slice(0, enough)
-    .map((k) => k.c);
-}
-
-/**
- * Conversations whose id the search's words name with typos ("amelia hugjes", "amelai"), not
- * among `exclude` (what it found without), closest first: at most `limit`. Stops once `limit`
- * are one edit away (none can be closer) or after `maxRows` rows.
- */
-export async function readCloseMatches(db: ParleyDb, filters: ConversationFilters, exclude: ReadonlySet<string>, limit: number, maxRows = MAX_SCAN): Promise<ConversationView[]> {
-  const typed = searchWords(filters.text);
-  if (typed.length === 0) return [];
-  const { matchSearch } = await loadNearMatch();
-  return scanInListOrder(
-    db,
-    filters,
-    (c) => {
-      if (exclude.has(c.id)) return null;
-      const match = matchSearch(typed, indexWords(conversationTitle(c)));
-      return match?.tier === 'near' ? match.edits : null;
-    },
-    1,
-    limit,
-    maxRows,
-  );
-}
-
-/** A pass for typos reads at most this many rows (a mirror of 10,000 conversations is read whole). */
-const MAX_SCAN = 50_000;
-
-/** An existing conversation whose id is near one about to be created. */
-export interface NearId {
-  conversationId: string;
-  id: string;
-  /** 0: the same but for case or accents. */
-  edits: number;
-}
-
-/**
- * Contact (or group) ids this device knows that are one or two edits from `typed` (near-match.ts
- * idEdits), closest first, at most `limit`: the new conversation form warns before a typo starts a
- * second conversation for the same patient. Read from the rows, in the list's order (archived
- * ones too), never from the id's index, which holds keyed tokens on a device with a lock.
- */
-export async function readNearIds(db: ParleyDb, kind: 'contact_id' | 'group_id', typed: string, limit: number, maxRows = MAX_SCAN): Promise<NearId[]> {
-  const id = typed.trim();
-  if (!id) return [];
-  const { idEdits } = await loadNearMatch();
-  const rows = await scanInListOrder(db, { ...DEFAULT_FILTERS, archived: 'any' }, (c) => (c[kind] === null ? null : idEdits(id, c[kind])), 0, limit, maxRows);
-  return rows.map((c) => ({ conversationId: c.id, id: c[kind]!, edits: idEdits(id, c[kind]!)! }));
-}
+/** The pass for typos (close-matches.ts, with near-match.ts): fetched the first time a search needs it, not with the first screen. */
+const loadCloseMatches = () => import('./close-matches');
 
 export type FileFamily = 'any' | ReturnType<typeof typeFamily>;
 export interface FileFilters {

@@ -8,7 +8,8 @@ import { IDBFactory, IDBKeyRange } from 'fake-indexeddb';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openSyncDb, type ConversationView, type ParleyDb } from '../../lib/sync/mirror/db';
 import { DEFAULT_FILTERS, type ConversationFilters } from '../../lib/view/conversations';
-import { FEW_MATCHES, readCloseMatches, readConversationWindow, readNearIds } from '../../lib/view/windows';
+import { readCloseMatches, readNearIds } from '../../lib/view/close-matches';
+import { FEW_MATCHES, readConversationWindow } from '../../lib/view/windows';
 
 /** Counts the conversation rows IndexedDB hands back (query results, and the rows a cursor stepped on, each once). */
 function countReads(db: ParleyDb) {
