@@ -3,7 +3,7 @@
 // number), through the index of the default order where the filters allow (lib/view/windows.ts),
 // at most a few times a second however fast the sync writes.
 import type { SortingState } from '@tanstack/react-table';
-import { useCallback, useMemo, useState } from 'react';
+import { createContext, useCallback, useContext, useMemo, useState } from 'react';
 import type { ConversationView } from '@/lib/sync/page';
 import { conversationTitle, DEFAULT_FILTERS, type ConversationFilters, type ConversationSortColumn } from '@/lib/view/conversations';
 import { fullTime, humanTime, relativeTime } from '@/lib/view/format';
@@ -25,6 +25,10 @@ import { useSwipe } from './useSwipe';
 import { useThrottledQuery } from './useThrottledQuery';
 import { VirtualTable, type Column } from './VirtualTable';
 import { useListWindow } from './useListWindow';
+import { useSettled } from './useSettled';
+
+/** Ids of the rows a search found only by forgiving typos: marked, so none is taken for the name typed. */
+const CloseMatches = createContext<ReadonlySet<string>>(new Set());
 
 function SyncMark({ state }: { state: ConversationView['syncState'] }) {
   if (state === 'synced') return null;
@@ -43,6 +47,7 @@ function SyncMark({ state }: { state: ConversationView['syncState'] }) {
  */
 function ConversationSummary({ conversation: c }: { conversation: ConversationView }) {
   const title = conversationTitle(c);
+  const closeMatch = useContext(CloseMatches).has(c.id);
   const openMenu = useOpenRowMenu();
   const { act, alert } = useConversationActions(c, { undoable: true });
   const { offset, handlers } = useSwipe((direction) => void act(direction === 'left' ? 'archive' : 'pin'));
@@ -77,6 +82,7 @@ function ConversationSummary({ conversation: c }: { conversation: ConversationVi
           <span className="name">{title}</span>
           <SyncMark state={c.syncState} />
           {c.archived_at !== null && <span className="mark">archived</span>}
+          {closeMatch && <span className="mark">close match</span>}
         </span>
         <span className="summary-line details">
           <span className="kind">{c.group_id !== null ? 'Group' : 'Contact'}</span>
@@ -138,11 +144,13 @@ export function ConversationsScreen() {
   const sort = sorting[0] ? { id: sorting[0].id as ConversationSortColumn, desc: sorting[0].desc } : null;
   const { windowStart, windowSize, onVisibleRange } = useListWindow();
   const indexed = conversationRange(filters, sort) !== null;
+  // The pass for typos runs once typing pauses (and only when the search finds few rows).
+  const settled = useSettled(filters.text, 400);
   const list = useThrottledQuery(
     db,
     ['conversations'],
-    () => readConversationWindow(db, filters, sort, windowStart, windowSize),
-    [JSON.stringify(filters), JSON.stringify(sort), windowStart, windowSize],
+    () => readConversationWindow(db, filters, sort, windowStart, windowSize, { near: settled }),
+    [JSON.stringify(filters), JSON.stringify(sort), windowStart, windowSize, settled],
     // A filter no index covers reads every row: less often.
     indexed ? 250 : 2_000,
     // Plain rows (no blobs): the same JSON is the same list, and is not rendered again.
@@ -154,23 +162,45 @@ export function ConversationsScreen() {
   const onRefresh = useSyncNow();
   const [request, setRequest] = useState<NewConversationRequest | null>(null);
   const requestTaken = useCallback(() => setRequest(null), []);
-  // No match is not a dead end: start a conversation with what was typed, or show everything.
+  // No match is not a dead end: first the ids it may have meant, then clearing the filters; starting
+  // a conversation with what was typed (a typo would misfile a patient's data) comes last.
   const offerId = idFromSearch(filters.text);
-  const noMatch = (
-    <>
-      No conversation matches {offerId ? `‘${filters.text.trim()}’` : 'these filters'}.
-      <span className="actions">
-        {offerId && (
-          <button type="button" className="primary" onClick={() => setRequest({ id: offerId, group: filters.kind === 'group' })}>
-            Start a conversation with ‘{offerId}’
-          </button>
-        )}
-        <button type="button" onClick={() => setFilters(DEFAULT_FILTERS)}>
-          Clear filters
-        </button>
-      </span>
-    </>
+  const typedText = filters.text.trim();
+  const closeMatches = useMemo(() => new Set(list?.closeMatches ?? []), [list?.closeMatches]);
+  const startOffer = offerId && (
+    <button type="button" onClick={() => setRequest({ id: offerId, group: filters.kind === 'group' })}>
+      Start a conversation with ‘{offerId}’
+    </button>
   );
+  const didYouMean = list && list.didYouMean.length > 0 && (
+    <div className="did-you-mean">
+      <p role="status">
+        No conversation matches ‘{typedText}’. Did you mean…
+      </p>
+      <span className="actions">
+        {list.didYouMean.map((id, i) => (
+          <button key={id} type="button" className={i === 0 ? 'primary' : undefined} onClick={() => set('text')(id)}>
+            {id}
+          </button>
+        ))}
+        {startOffer}
+      </span>
+    </div>
+  );
+  const noMatch =
+    offerId && list && !list.nearPass ? (
+      <>Looking for close matches to ‘{typedText}’…</>
+    ) : (
+      <>
+        No conversation matches {offerId ? `‘${typedText}’` : 'these filters'}.
+        <span className="actions">
+          <button type="button" onClick={() => setFilters(DEFAULT_FILTERS)}>
+            Clear filters
+          </button>
+          {startOffer}
+        </span>
+      </>
+    );
 
   return (
     <section className={`screen list-screen conversations-screen${header.collapsed ? ' collapsed' : ''}`} aria-labelledby="conversations-title">
@@ -206,9 +236,11 @@ export function ConversationsScreen() {
         </div>
       </div>
       <SyncProgress />
+      {didYouMean}
       {list === undefined ? (
         <p className="empty">Loading…</p>
       ) : (
+        <CloseMatches.Provider value={closeMatches}>
         <RowMenu rows={list.rows}>
           <VirtualTable
             label="Conversations"
@@ -225,6 +257,7 @@ export function ConversationsScreen() {
             empty={anything === 0 && !offerId ? 'No conversations yet. Start one with “New conversation” above.' : noMatch}
           />
         </RowMenu>
+        </CloseMatches.Provider>
       )}
       <Snackbar />
     </section>

@@ -1,6 +1,6 @@
 // Which conversations a list shows and in what order, before any column sort the user picks.
 import type { Conversation } from '../schemas';
-import { indexWords, matchesSearch, searchWords } from './search';
+import { indexWords, matchesSearch, searchTier, searchWords } from './search';
 
 export type TriState = 'any' | 'yes' | 'no';
 
@@ -67,4 +67,17 @@ export function sortConversations<C extends Conversation>(rows: readonly C[], so
     .map((c, i) => ({ c, i, v: conversationSortValue(c, sort.id) }))
     .sort((a, b) => (a.v < b.v ? -sign : a.v > b.v ? sign : a.i - b.i))
     .map((x) => x.c);
+}
+
+/**
+ * What a list shows for these filters: the matching rows in the order picked; while searching with
+ * no column picked, the ids every typed word names exactly before those it only begins
+ * ("amelia hughes" lists `amelia-hughes` before `amelia-hughesdon`).
+ */
+export function listConversations<C extends Conversation>(rows: readonly C[], f: ConversationFilters, sort: ListSort<ConversationSortColumn>): C[] {
+  const ordered = sortConversations(filterConversations(rows, f), sort);
+  const typed = searchWords(f.text);
+  if (sort || typed.length === 0) return ordered;
+  const exact = ordered.map((c) => searchTier(typed, indexWords(conversationTitle(c))) === 'exact');
+  return [...ordered.filter((_, i) => exact[i]), ...ordered.filter((_, i) => !exact[i])];
 }

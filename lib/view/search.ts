@@ -14,6 +14,15 @@ export function matchesSearch(typed: readonly string[], keys: readonly string[])
   return typed.every((word) => keys.some((key) => key.startsWith(word)));
 }
 
+/** `exact`: every word typed is one of the id's keys; `prefix`: each begins one. */
+export type SearchTier = 'exact' | 'prefix';
+
+/** How well an id matches (exact ones are listed first), or null when it does not. */
+export function searchTier(typed: readonly string[], keys: readonly string[]): SearchTier | null {
+  if (!matchesSearch(typed, keys)) return null;
+  return typed.every((word) => keys.includes(word)) ? 'exact' : 'prefix';
+}
+
 /** The id the search offers to start a conversation with: the text typed, accents off, spaces as hyphens. */
 export function idFromSearch(text: string): string {
   return unaccented(text).trim().replace(/\s+/g, '-');

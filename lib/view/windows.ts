@@ -6,7 +6,7 @@
 // column header) read the matching rows and sort them in memory; the screens re-run those at a
 // slower pace (see useThrottledQuery).
 import { BY_ARCHIVED_INDEX, type ConversationView, type FileView, ORDER_INDEX, type ParleyDb, WORDS_INDEX } from '../sync/page';
-import { conversationTitle, filterConversations, sortConversations, type ConversationFilters, type ConversationSortColumn, type ListSort } from './conversations';
+import { conversationTitle, listConversations, type ConversationFilters, type ConversationSortColumn, type ListSort } from './conversations';
 import { typeFamily } from './format';
 import { searchWords } from './search';
 
@@ -34,14 +34,32 @@ export function conversationRange(filters: ConversationFilters, sort: ListSort<C
   return { index: BY_ARCHIVED_INDEX, range: prefixRange([filters.archived === 'yes' ? 1 : 0, ...pinned]) };
 }
 
+/** A window of the conversations list, with what a search found only by forgiving typos. */
+export interface ConversationWindow extends ListWindow<ConversationView> {
+  /** Ids of the rows found with typos: listed after every other match, and marked. */
+  closeMatches: string[];
+  /** When nothing else matched: the closest ones' contact or group ids, best first ("Did you mean …?"). */
+  didYouMean: string[];
+  /** Whether typos were looked for where needed (asked for once typing pauses; run when few rows match): the list is final. */
+  nearPass: boolean;
+}
+
+/** Fewer matches than this and a search also looks for ids typed with a typo. */
+export const FEW_MATCHES = 3;
+/** At most this many rows found with typos are listed, and this many offered as "Did you mean …?". */
+const CLOSE_MATCHES = 10;
+const DID_YOU_MEAN = 3;
+
 export async function readConversationWindow(
   db: ParleyDb,
   filters: ConversationFilters,
   sort: ListSort<ConversationSortColumn>,
   start: number,
   limit: number,
-): Promise<ListWindow<ConversationView>> {
-  return db.transaction('r', db.conversations, async () => {
+  /** `near`: also look for typos when the search finds fewer than FEW_MATCHES (a pass over the rows). */
+  options: { near?: boolean } = {},
+): Promise<ConversationWindow> {
+  const found = await db.transaction('r', db.conversations, async (): Promise<ListWindow<ConversationView> & { all?: ConversationView[] }> => {
     const plan = conversationRange(filters, sort);
     if (plan) {
       const { index, range } = plan;
@@ -58,10 +76,33 @@ export async function readConversationWindow(
       ids = new Set(found.filter((id) => !before || before.has(id)));
     }
     const candidates = ids ? (await db.conversations.bulkGet([...ids])).filter((c) => c !== undefined) : await db.conversations.toArray();
-    const all = sortConversations(filterConversations(candidates, filters), sort);
-    return { total: all.length, start, rows: all.slice(start, start + limit), indexed: false };
+    const all = listConversations(candidates, filters, sort);
+    return { total: all.length, start, rows: all.slice(start, start + limit), indexed: false, all };
   });
+  const { all, ...window } = found;
+  const none: ConversationWindow = { ...window, closeMatches: [], didYouMean: [], nearPass: options.near === true };
+  if (!all || !options.near || all.length >= FEW_MATCHES || searchWords(filters.text).length === 0) return none;
+  let near: ConversationView[];
+  try {
+    near = await (await loadCloseMatches()).readCloseMatches(db, filters, new Set(all.map((c) => c.id)), CLOSE_MATCHES);
+  } catch {
+    // Its code could not be fetched (offline, before the app was kept for offline use): the list without typos.
+    return none;
+  }
+  const listed = [...all, ...near];
+  return {
+    total: listed.length,
+    start,
+    rows: listed.slice(start, start + limit),
+    indexed: false,
+    closeMatches: near.map((c) => c.id),
+    didYouMean: all.length === 0 ? [...new Set(near.map(conversationTitle))].slice(0, DID_YOU_MEAN) : [],
+    nearPass: true,
+  };
 }
+
+/** The pass for typos (close-matches.ts, with near-match.ts): fetched the first time a search needs it, not with the first screen. */
+const loadCloseMatches = () => import('./close-matches');
 
 export type FileFamily = 'any' | ReturnType<typeof typeFamily>;
 export interface FileFilters {

@@ -8,7 +8,7 @@ import { IDBFactory, IDBKeyRange } from 'fake-indexeddb';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Conversation } from '../../lib/schemas';
 import { openSyncDb, type ConversationView, type FileView, type ParleyDb } from '../../lib/sync/mirror/db';
-import { DEFAULT_FILTERS, filterConversations, sortConversations, type ConversationFilters, type TriState } from '../../lib/view/conversations';
+import { DEFAULT_FILTERS, filterConversations, listConversations, sortConversations, type ConversationFilters, type TriState } from '../../lib/view/conversations';
 import { readConversationWindow, readFileWindow } from '../../lib/view/windows';
 
 /** Counts the rows IndexedDB hands back (query results and cursor steps), per table. */
@@ -128,7 +128,8 @@ describe('windowed list reads', () => {
       for (const filters of [{ ...DEFAULT_FILTERS, text }, { ...DEFAULT_FILTERS, text, archived: 'any' as const, kind: 'contact' as const }]) {
         counter.reset();
         const window = await readConversationWindow(db, filters, null, 0, 30);
-        const expected = sortConversations(filterConversations(rows, filters), null);
+        // Ids every typed word names exactly come first (listConversations), then the list's order.
+        const expected = listConversations(rows, filters, null);
         expect(window.total, JSON.stringify(filters)).toBe(expected.length);
         expect(window.rows.map((c) => c.id), JSON.stringify(filters)).toEqual(expected.slice(0, 30).map((c) => c.id));
         // Only the rows whose words match were read (primary keys come from the index, no rows).

@@ -1,7 +1,7 @@
 // The search that forgives (issue 21, lib/view/search.ts): what a typed text finds among ids.
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_FILTERS, filterConversations } from '../../lib/view/conversations';
-import { idFromSearch, indexWords, matchesSearch, searchWords } from '../../lib/view/search';
+import { DEFAULT_FILTERS, filterConversations, listConversations } from '../../lib/view/conversations';
+import { idFromSearch, indexWords, matchesSearch, searchTier, searchWords } from '../../lib/view/search';
 import type { Conversation } from '../../lib/schemas';
 
 const finds = (typed: string, id: string) => matchesSearch(searchWords(typed), indexWords(id));
@@ -50,6 +50,23 @@ describe('what a search finds', () => {
     expect(filterConversations(rows, { ...DEFAULT_FILTERS, text: 'HUGHES' }).map((c) => c.id)).toEqual(['C1', 'C2']);
     expect(filterConversations(rows, { ...DEFAULT_FILTERS, text: 'hughes', kind: 'group' }).map((c) => c.id)).toEqual(['C2']);
     expect(filterConversations(rows, { ...DEFAULT_FILTERS, text: ' - ' })).toHaveLength(3);
+  });
+
+  it.each([
+    ['amelia hughes', 'amelia-hughes', 'exact'],
+    ['hughes', 'amelia-hughes', 'exact'],
+    ['ameliahughes', 'amelia-hughes', 'exact'],
+    ['amelia hug', 'amelia-hughes', 'prefix'],
+    ['amelia', 'ameliana-x', 'prefix'],
+    ['melia', 'amelia-hughes', null],
+  ])('%j matches %j: %s', (typed, id, tier) => expect(searchTier(searchWords(typed), indexWords(id))).toBe(tier));
+
+  it('lists ids named exactly before those only begun, in the list order otherwise; a column sort decides alone', () => {
+    const base: Conversation = { id: 'C1', contact_id: 'amelia-hughesdon', group_id: null, pinned_message_id: null, is_pinned: true, is_muted: false, last_active_at: 30, last_opened_at: null, created_at: 1, archived_at: null };
+    const rows = [base, { ...base, id: 'C2', contact_id: 'amelia-hughes', is_pinned: false }, { ...base, id: 'C3', contact_id: 'hughes-amelia-2', is_pinned: false, last_active_at: 40 }];
+    expect(listConversations(rows, { ...DEFAULT_FILTERS, text: 'amelia hughes' }, null).map((c) => c.id)).toEqual(['C3', 'C2', 'C1']);
+    expect(listConversations(rows, { ...DEFAULT_FILTERS, text: 'amelia hug' }, null).map((c) => c.id)).toEqual(['C1', 'C3', 'C2']);
+    expect(listConversations(rows, { ...DEFAULT_FILTERS, text: 'amelia hughes' }, { id: 'title', desc: false }).map((c) => c.id)).toEqual(['C2', 'C1', 'C3']);
   });
 
   it('offers the text typed as an id, spaces as hyphens', () => {
