@@ -18,9 +18,11 @@ import { accessibilityViolations, api, expectAllSynced, openConversation, signIn
  * another device?" and the ?pair= / ?signin= hand-overs; the lock's forms, its keys and Argon2id,
  * pairing, the QR code and single sign-on load on first use. Encryption at rest (issue 28) added
  * 0.8 KiB (210.0 → 210.8): the middleware every database is opened with (lib/sync/mirror/seal.ts);
- * its cipher, the keyed tokens and the key derivation load at unlock (sealer.ts).
+ * its cipher, the keyed tokens and the key derivation load at unlock (sealer.ts). Issue 32's search
+ * that forgives typos added 0.1 KiB (the "Did you mean …?" box and the close-match mark on the
+ * list); the edit-distance matching and the pass over the rows load on first use.
  */
-const FIRST_LOAD_BUDGET_KIB = 211.2;
+const FIRST_LOAD_BUDGET_KIB = 211.5;
 
 
 
