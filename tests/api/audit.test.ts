@@ -177,6 +177,9 @@ describe('durable before the answer: a read\'s row is committed by the time its 
   });
 });
 
+/** Instances answering the test's requests (tests/helpers/two-instances.ts alternates two). */
+const INSTANCES = process.env.PARLEY_TEST_TWO_INSTANCES === '1' ? 2 : 1;
+
 describe('refused tokens: recorded as failed sign-ins, at most one a minute per address, reason and token', () => {
   it('an unknown token (twice: one row, no user); a wiped device\'s token (its user and id)', async () => {
     const refused = (outcome: string) => find({ action: 'sign-in', outcome });
@@ -185,7 +188,10 @@ describe('refused tokens: recorded as failed sign-ins, at most one a minute per 
       expect((await client(() => server.baseUrl, token).get('/v1/conversations')).status).toBe(401);
     }
     const unknown = await refused('refused:unknown_token');
-    expect(unknown.length).toBe(unknownBefore + 1);
+    // The once-a-minute throttle is each instance's own (memory): with several instances behind one
+    // address, as many rows as instances answered (the two-instances project alternates them).
+    expect(unknown.length).toBeGreaterThanOrEqual(unknownBefore + 1);
+    expect(unknown.length).toBeLessThanOrEqual(unknownBefore + INSTANCES);
     expect(unknown.at(-1)).toMatchObject({ user_id: '(unknown)', token_id: null, object_type: 'token' });
     expect(JSON.stringify(unknown)).not.toContain('no-such-token');
 
@@ -193,7 +199,10 @@ describe('refused tokens: recorded as failed sign-ins, at most one a minute per 
     await server.service.db.updateTable('tokens').set({ wiped_at: Math.floor(Date.now() / 1000) }).where('id', '=', device.id).execute();
     const phone = client(() => server.baseUrl, device.token);
     for (let i = 0; i < 3; i++) expect((await phone.get('/v1/conversations')).status).toBe(401);
-    expect(await refused('refused:device_wiped')).toEqual([expect.objectContaining({ user_id: 'alice', token_id: device.id, object_id: device.id })]);
+    const wiped = await refused('refused:device_wiped');
+    expect(wiped.length).toBeGreaterThanOrEqual(1);
+    expect(wiped.length).toBeLessThanOrEqual(INSTANCES);
+    for (const row of wiped) expect(row).toMatchObject({ user_id: 'alice', token_id: device.id, object_id: device.id });
     // No Authorization at all is not a presentation: nothing recorded.
     const before = (await all()).length;
     expect((await client(() => server.baseUrl).get('/v1/conversations')).status).toBe(401);

@@ -22,7 +22,7 @@
 // given a transaction, the row commits with the change it describes.
 import { sql, type Selectable } from 'kysely';
 import { sqliteFileOf, type AuditTableRow, type Db, type DialectName } from '../storage/db';
-import { poolAuditWriter, threadAuditWriter, type AuditTuple, type AuditWriter } from '../storage/audit-writer';
+import { connectionAuditWriter, poolAuditWriter, threadAuditWriter, withFallback, type AuditTuple, type AuditWriter } from '../storage/audit-writer';
 import type { ApiResult } from '../result';
 
 export const AUDIT_ACTIONS = ['list', 'read', 'download', 'create', 'update', 'delete', 'sign-in', 'pairing', 'revoke', 'wipe'] as const;
@@ -165,7 +165,11 @@ export class AuditTrail {
     private readonly options: AuditTrailOptions,
   ) {
     const file = options.enabled && options.dialect === 'sqlite' ? sqliteFileOf(db) : undefined;
-    this.writer = file ? threadAuditWriter(file.path, file.gate) : poolAuditWriter(db);
+    this.writer = file
+      ? withFallback(threadAuditWriter(file.path, file.gate), connectionAuditWriter(db), (error) =>
+          options.log.error(`[parley] audit trail: ${error.message}; its rows are written on the request thread from now on`),
+        )
+      : poolAuditWriter(db);
   }
 
   get enabled(): boolean {

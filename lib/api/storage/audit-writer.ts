@@ -22,6 +22,54 @@ export interface AuditWriter {
 
 const COLUMNS = 'at, user_id, token_id, action, object_type, object_id, conversation_id, address, outcome';
 
+/** The writer thread is gone (it could not start, or died): nothing more goes through it. */
+export class WriterGoneError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'WriterGoneError';
+  }
+}
+
+/** One INSERT per batch on this thread's connection (SQLite), where the writer thread cannot run. */
+export function connectionAuditWriter(db: Db): AuditWriter {
+  return {
+    async write(rows) {
+      await sql`insert into audit (${sql.raw(COLUMNS)})
+        select json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'), json_extract(value, '$[3]'),
+          json_extract(value, '$[4]'), json_extract(value, '$[5]'), json_extract(value, '$[6]'), json_extract(value, '$[7]'), json_extract(value, '$[8]')
+        from json_each(${JSON.stringify(rows)})`.execute(db);
+    },
+    async close() {},
+  };
+}
+
+/**
+ * The writer thread while it runs, then `fallback` for good: a thread that cannot start (a bundle
+ * where better-sqlite3 cannot be found from its code, as Next's route handlers' server chunk) or
+ * that died must not leave the trail unwritten. `onFallback` is told once.
+ */
+export function withFallback(primary: AuditWriter, fallback: AuditWriter, onFallback: (error: Error) => void): AuditWriter {
+  let fallen = false;
+  return {
+    async write(rows) {
+      if (!fallen) {
+        try {
+          return await primary.write(rows);
+        } catch (error) {
+          if (!(error instanceof WriterGoneError)) throw error;
+          fallen = true;
+          onFallback(error);
+        }
+      }
+      return fallback.write(rows);
+    },
+    async close() {
+      await primary.close();
+      await fallback.close();
+    },
+  };
+}
+
 /** One INSERT per batch on the pool (PostgreSQL). */
 export function poolAuditWriter(db: Db): AuditWriter {
   return {
@@ -98,8 +146,8 @@ export function threadAuditWriter(file: string, gate: WriteGate): AuditWriter {
     if (message.error) w.reject(Object.assign(new Error(message.error.message), { code: message.error.code }));
     else w.resolve();
   });
-  worker.on('error', (error) => fail(error));
-  worker.on('exit', () => fail(new Error('the audit writer thread has stopped')));
+  worker.on('error', (error) => fail(new WriterGoneError(`the audit writer thread failed: ${error.message}`)));
+  worker.on('exit', () => fail(new WriterGoneError('the audit writer thread has stopped')));
   return {
     write(rows) {
       if (gone) return Promise.reject(gone);

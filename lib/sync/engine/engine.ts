@@ -142,6 +142,8 @@ export class SyncEngine {
   private leadership: Leadership | null = null;
   /** What the last pull found: the server has the change feed (null: no pull yet). */
   private feedSeen: boolean | null = null;
+  /** The live stream connected or dropped during a run: its timer is set again when the run ends. */
+  private liveChangedWhileRunning = false;
   /** The end of this engine's turns (a sync, a flush, streamed events): one at a time, in order. */
   private lastTurn: Promise<unknown> = Promise.resolve();
   /** Streamed events being applied (settled() waits for them). */
@@ -189,6 +191,13 @@ export class SyncEngine {
     }
     this.running = this.turn(() => this.runLocked()).finally(() => {
       this.running = null;
+      // The stream came up or went down after the run had set its timer: set it again now, with the
+      // period that holds (a safety net while streaming). Between the run's schedule() and here lie
+      // the lock's release and the turn's end, which another task can interleave with.
+      if (this.liveChangedWhileRunning) {
+        this.liveChangedWhileRunning = false;
+        this.liveChanged();
+      }
     });
     return this.running;
   }
@@ -454,7 +463,11 @@ export class SyncEngine {
    * waiting for a retry goes now.
    */
   private liveChanged(): void {
-    if (!this.started || this.running) return;
+    if (!this.started) return;
+    if (this.running) {
+      this.liveChangedWhileRunning = true;
+      return;
+    }
     if (this.live?.connected && this.retryAt !== null) this.requestSync();
     else this.schedule(this.retryAt);
   }
