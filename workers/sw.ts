@@ -9,7 +9,7 @@ import { NavigationRoute, registerRoute } from 'workbox-routing';
 import type { DownloaderDeps } from '../lib/offline/downloader';
 import { cacheStorageFiles } from '../lib/offline/file-bytes';
 import { pauseReason, type ConnectionLike } from '../lib/offline/policy';
-import { OFFLINE_MESSAGE } from '../lib/offline/settings';
+import { OFFLINE_MESSAGE } from '../lib/offline/message';
 import { databaseOfTag, OPENED_FILES_CACHE } from '../lib/sync/service-worker';
 import type { Background } from './sw-background';
 

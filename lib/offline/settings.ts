@@ -4,6 +4,7 @@
 // policy.ts), and what the service worker last reported (the status line on the Device screen).
 // Read and written by the page (the toggle, the Device screen) and the service worker.
 import { getMeta, type ParleyDb, setMeta } from '../sync/page';
+import { OFFLINE_MESSAGE } from './message';
 import { isKept } from './policy';
 
 export const KEEP_PINNED_KEY = 'offline.keepPinned';
@@ -23,7 +24,7 @@ export async function readOfflineStatus(db: ParleyDb): Promise<OfflineStatus | u
 }
 
 /** The message that wakes the service worker's downloader for a database (workers/sw.ts). */
-export const OFFLINE_MESSAGE = 'parley-offline-files';
+export { OFFLINE_MESSAGE };
 
 export interface OfflineStatus {
   /** Why downloads wait, if they do. */

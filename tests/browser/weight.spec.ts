@@ -20,9 +20,11 @@ import { accessibilityViolations, api, expectAllSynced, openConversation, signIn
  * 0.8 KiB (210.0 → 210.8): the middleware every database is opened with (lib/sync/mirror/seal.ts);
  * its cipher, the keyed tokens and the key derivation load at unlock (sealer.ts). Issue 32's search
  * that forgives typos added 0.1 KiB (the "Did you mean …?" box and the close-match mark on the
- * list); the edit-distance matching and the pass over the rows load on first use.
+ * list); the edit-distance matching and the pass over the rows load on first use. The locked
+ * device's fixes (a clear token held until a lock is set) and the sealed downloads' wake added
+ * 0.5 KiB (211.5 → 212.0).
  */
-const FIRST_LOAD_BUDGET_KIB = 211.5;
+const FIRST_LOAD_BUDGET_KIB = 212.2;
 
 
 

@@ -4,7 +4,7 @@
 import type { ParleyDb } from '../mirror/db';
 import { getMeta, setMeta } from '../mirror/meta';
 import { applyStreamed, readFeed } from '../pull/feed';
-import type { ChangeEvent } from '../../schemas';
+import type { ChangeEvent } from '../../objects';
 import { advertisesIdempotency, type FetchLike, type HttpDeps, type UploadLike } from '../core/http';
 import { Leadership, type LeaderLocks, type OpenTabChannel } from './leader';
 import { LiveStream } from './live';

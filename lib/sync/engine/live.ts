@@ -24,7 +24,7 @@
 // ours because the browser's EventSource (and clients built on its model) cannot authenticate with
 // a header, detect a silent stream, or back off as the sync engine does.
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import { ChangeEvent } from '../../schemas';
+import { ChangeEvent } from '../../objects';
 import type { Clock } from '../core/clock';
 import type { FetchLike } from '../core/http';
 import { classify } from '../core/classify';
