@@ -19,8 +19,13 @@ const SW_BUDGET_KIB = 40;
  * add ~90 KiB).
  */
 const BACKGROUND_BUDGET_KIB = 70;
-/** Ceiling on the precache, raw bytes (3,015 KiB in 55 files before issue 30, pdf.js among them). */
-const PRECACHE_BUDGET_KIB = 1_350;
+/**
+ * Ceiling on the precache, raw bytes (3,015 KiB in 55 files before issue 30, pdf.js among them;
+ * 1,316 KiB once the shell alone was precached). The same session's other work, on screens the
+ * shell reaches, took it to 1,397 KiB: the sealed databases' cipher, the unlock settings, the typo
+ * search's matching, the results' flags and cards, the sealed downloads.
+ */
+const PRECACHE_BUDGET_KIB = 1_450;
 /** What pdf.js's code contains wherever the bundler put it (scripts/precache-shell.mjs). */
 const PDF_JS = /\bGlobalWorkerOptions\b|\bWorkerMessageHandler\b/;
 
