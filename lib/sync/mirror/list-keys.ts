@@ -45,15 +45,17 @@ function strip(value: unknown): unknown {
   return rest;
 }
 
-function stripCursor(cursor: DBCoreCursor | null): DBCoreCursor | null {
+/**
+ * A view of `cursor` whose `value` is `map(value)`. Everything else is read from, and called on,
+ * the cursor itself: a native IDBCursor's getters (key, primaryKey) and methods (continue,
+ * advance) throw "Illegal invocation" on any other receiver — an `Object.create` view only worked
+ * where nothing but `value` was read, and in fake-indexeddb, which does not check. (seal.ts too.)
+ */
+export function mapCursorValue(cursor: DBCoreCursor | null, map: (value: unknown) => unknown): DBCoreCursor | null {
   if (!cursor) return cursor;
-  // A view of the cursor whose `value` is stripped. Everything else is read from, and called on,
-  // the cursor itself: a native IDBCursor's getters (key, primaryKey) and methods (continue,
-  // advance) throw "Illegal invocation" on any other receiver — an `Object.create` view only
-  // worked where nothing but `value` was read, and in fake-indexeddb, which does not check.
   return new Proxy(cursor, {
     get(target, prop) {
-      if (prop === 'value') return strip(target.value);
+      if (prop === 'value') return map(target.value);
       const member: unknown = Reflect.get(target, prop, target);
       return typeof member === 'function' ? member.bind(target) : member;
     },
@@ -69,7 +71,7 @@ function conversationsTable(table: DBCoreTable): DBCoreTable {
     getMany: (req) => table.getMany(req).then((values) => values.map(strip)),
     query: (req) =>
       table.query(req).then((res) => (req.values ? { ...res, result: res.result.map(strip) } : res)),
-    openCursor: (req) => table.openCursor(req).then((cursor) => (req.values === false ? cursor : stripCursor(cursor))),
+    openCursor: (req) => table.openCursor(req).then((cursor) => (req.values === false ? cursor : mapCursorValue(cursor, strip))),
   };
 }
 

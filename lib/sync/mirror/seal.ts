@@ -19,7 +19,8 @@
 // by the page at start), the service worker (told by the page while unlocked). Without keys a
 // sealed row cannot be read (MirrorLockedError), and while sealing is required nothing is written
 // in clear: the write fails instead.
-import type { DBCore, DBCoreCursor, DBCoreKeyRange, DBCoreQuery, DBCoreTable, Middleware } from 'dexie';
+import { mapCursorValue } from './list-keys';
+import type { DBCore, DBCoreKeyRange, DBCoreQuery, DBCoreTable, Middleware } from 'dexie';
 
 /**
  * The cipher and the keyed tokens, with their keys (sealer.ts makes one: it is loaded at unlock,
@@ -231,18 +232,6 @@ function sealedTable(table: DBCoreTable): DBCoreTable {
     return { ...req, query: { ...req.query, range: tokenRange(keys, path, req.query.range) } };
   };
 
-  const openCursor = (cursor: DBCoreCursor | null): DBCoreCursor | null => {
-    if (!cursor) return cursor;
-    // As list-keys.ts: a native cursor's members only work on the cursor itself.
-    return new Proxy(cursor, {
-      get(target, prop) {
-        if (prop === 'value') return open(target.value);
-        const member: unknown = Reflect.get(target, prop, target);
-        return typeof member === 'function' ? member.bind(target) : member;
-      },
-    });
-  };
-
   return {
     ...table,
     mutate: (req) => {
@@ -265,7 +254,7 @@ function sealedTable(table: DBCoreTable): DBCoreTable {
     },
     openCursor: (req) => {
       try {
-        return table.openCursor(query(req)).then((cursor) => (req.values === false ? cursor : openCursor(cursor)));
+        return table.openCursor(query(req)).then((cursor) => (req.values === false ? cursor : mapCursorValue(cursor, open)));
       } catch (error) {
         return Promise.reject(error);
       }
