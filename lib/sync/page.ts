@@ -35,6 +35,8 @@ export {
 
 /** The cipher of the sealed databases and the derivation of its keys: loaded at unlock (seal.ts, sealer.ts). */
 export const loadSealer = () => import('./mirror/sealer');
+/** Sealing the rows kept in clear from before the lock (seal-existing.ts): loaded at a set-up or an unlock that needs it. */
+export const loadSealExisting = () => import('./mirror/seal-existing');
 
 /** The identity checks (`GET /v1/me`, the probe), with the schemas they validate answers with: loaded when a check is due. */
 export const loadIdentity = () => import('./session/identity');

@@ -8,6 +8,7 @@ import { IDBFactory, IDBKeyRange } from 'fake-indexeddb';
 import { afterEach, describe, expect, it } from 'vitest';
 import { databaseExists, openSyncDb, type ConversationView, type FileView, type ParleyDb } from '../../lib/sync/mirror/db';
 import { MirrorLockedError, requireSealing, setSealer } from '../../lib/sync/mirror/seal';
+import { sealClearRows } from '../../lib/sync/mirror/seal-existing';
 import { createSealer, deriveMirrorKeys } from '../../lib/sync/mirror/sealer';
 import type { OutboxOp } from '../../lib/sync/outbox/operations';
 import { removeDatabase } from '../../lib/sync/session/removal';
@@ -141,6 +142,30 @@ describe('the sealed mirror', () => {
     expect(await db.files.get(file.id)).toEqual(file);
     await db.files.put(await db.files.get(file.id) as FileView);
     expect(await rawText('parley-sync-before', dexie)).not.toContain(FILE_NAME);
+    db.close();
+  });
+
+  it('seals every row kept in clear from before the lock once the keys exist, so the tokens find them too', async () => {
+    const dexie = env();
+    const db = openSyncDb('parley-sync-migrate', dexie);
+    await fill(db);
+    // More than a page of queued chunks: the pass goes page by page.
+    await db.uploadChunks.bulkAdd(Array.from({ length: 70 }, (_, i) => ({ opId: 'op-1', index: i + 1, bytes: new TextEncoder().encode(`${BYTES_MARK} ${i}`).buffer as ArrayBuffer })));
+    expect(await rawText('parley-sync-migrate', dexie)).toContain(PATIENT);
+    await expect(sealClearRows(db, dexie)).rejects.toBeInstanceOf(MirrorLockedError);
+    setSealer(await sealer());
+    // Before the pass, the clear row's index holds the id itself: the token finds nothing.
+    expect(await db.conversations.where('contact_id').equals(PATIENT).first()).toBeUndefined();
+    expect(await sealClearRows(db, dexie)).toBe(3 + 1 + 1 + 71 + 1);
+    const raw = await rawText('parley-sync-migrate', dexie);
+    for (const secret of [PATIENT, 'amelia', 'ward7B', FILE_NAME, BYTES_MARK, 'file.rename']) expect(raw).not.toContain(secret);
+    expect((await db.conversations.where('contact_id').equals(PATIENT).first())?.id).toBe('C000000000000001');
+    expect((await readConversationWindow(db, { ...DEFAULT_FILTERS, text: 'hughes' }, null, 0, 50)).rows.map((c) => c.id)).toEqual(['C000000000000001']);
+    expect(await db.outbox.toArray()).toEqual([expect.objectContaining({ seq: 1, id: 'op-1' })]);
+    expect(await db.uploadChunks.count()).toBe(71);
+    expect(new TextDecoder().decode((await db.uploadChunks.get(['op-1', 70]))!.bytes)).toBe(`${BYTES_MARK} 69`);
+    // A second pass finds nothing left.
+    expect(await sealClearRows(db, dexie)).toBe(0);
     db.close();
   });
 });

@@ -21,6 +21,9 @@ export const OFFLINE_TOO_LONG = 'This device had not reached the server for too 
 
 type Phase = 'open' | 'locked' | 'setup';
 
+/** Sealing rows kept in clear from before the lock: not first-screen code. */
+const sealDeviceData = (storage: Storage | TokenVault['storage'], origin: string) => import('@/lib/view/lock/seal-device').then((m) => m.sealDeviceData(storage, origin));
+
 /**
  * The data key at work: the token's key for the vault, and the keys that seal the user's databases
  * (lib/sync/mirror/seal.ts) in this page — set before the vault opens, so no screen opens a
@@ -140,7 +143,9 @@ export function DeviceLock({
       const key = await openDataKey(bytes);
       // Files opened before there was a lock were kept in clear by the service worker: gone now.
       await forgetOpenedFiles(typeof caches === 'undefined' ? null : caches).catch(() => 0);
-      writeLock(storage, { v: 1, wraps, sealedToken: null, wrongUnlocks: 0 });
+      // Rows kept in clear from before the lock: sealed before anything reads them again.
+      await sealDeviceData(storage, window.location.origin);
+      writeLock(storage, { v: 1, wraps, sealedToken: null, wrongUnlocks: 0, clearRowsSealed: true });
       vault.open(key, vault.heldToken);
       await vault.persistToken();
       setPhase('open');
@@ -155,7 +160,9 @@ export function DeviceLock({
       const key = await openDataKey(bytes);
       const { unseal } = await import('@/lib/view/lock/keys');
       const token = record.sealedToken ? await unseal(key, record.sealedToken) : null;
-      writeLock(storage, { ...record, wrongUnlocks: 0 });
+      // A lock set up by a version that left rows in clear: sealed once, now.
+      if (!record.clearRowsSealed) await sealDeviceData(storage, window.location.origin);
+      writeLock(storage, { ...record, wrongUnlocks: 0, clearRowsSealed: true });
       setWrong(0);
       vault.open(key, token);
       setPhase('open');

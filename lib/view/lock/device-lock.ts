@@ -19,6 +19,8 @@ export interface LockRecord {
   sealedToken: string | null;
   /** Wrong PINs or passkeys in a row, across reloads. */
   wrongUnlocks: number;
+  /** Every row kept in clear from before the lock has been sealed (seal-device.ts); absent from records of earlier versions. */
+  clearRowsSealed?: boolean;
 }
 
 /** The server's device policy (GET /device-policy), in milliseconds; 0 = off. */
