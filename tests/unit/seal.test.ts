@@ -101,6 +101,8 @@ describe('the sealed mirror', () => {
     setSealer(await sealer());
     const db = openSyncDb('parley-sync-locked', dexie);
     await fill(db);
+    // A file opened on this device: its bytes are held in the database, sealed.
+    await db.offlineFiles.put({ fileId: file.id, conversationId: file.conversationId!, url: file.file_url!, size: 25, received: 25, complete: true, lastOpenedAt: 70, etag: null, headers: [] });
     setSealer(null);
     await expect(db.conversations.get('C000000000000001')).rejects.toBeInstanceOf(MirrorLockedError);
     await expect(db.files.toArray()).rejects.toBeInstanceOf(MirrorLockedError);
@@ -112,7 +114,7 @@ describe('the sealed mirror', () => {
     expect(await rawText('parley-sync-locked', dexie)).not.toContain('F000000000000002');
     db.close();
     // Ten wrong PINs or a remote wipe erase a locked device: without its keys, all the same.
-    expect(await removeDatabase('parley-sync-locked', dexie)).toMatchObject({ databases: 1, conversations: 3, files: 1, unsyncedChanges: 1 });
+    expect(await removeDatabase('parley-sync-locked', dexie)).toMatchObject({ databases: 1, conversations: 3, files: 1, unsyncedChanges: 1, openedDocuments: 1 });
     expect(await databaseExists('parley-sync-locked', dexie)).toBe(false);
   });
 
@@ -143,6 +145,14 @@ describe('the sealed mirror', () => {
     await db.files.put(await db.files.get(file.id) as FileView);
     expect(await rawText('parley-sync-before', dexie)).not.toContain(FILE_NAME);
     db.close();
+    // Without a lock, kept files are counted where their bytes are (the service worker's cache), not by their rows.
+    setSealer(null);
+    requireSealing(false);
+    const clear = openSyncDb('parley-sync-clear', dexie);
+    await clear.offlineFiles.put({ fileId: file.id, conversationId: file.conversationId!, url: file.file_url!, size: 25, received: 25, complete: true, lastOpenedAt: 70, etag: null, headers: [] });
+    await clear.files.put(file);
+    clear.close();
+    expect(await removeDatabase('parley-sync-clear', dexie)).toMatchObject({ databases: 1, files: 1, openedDocuments: 0 });
   });
 
   it('seals every row kept in clear from before the lock once the keys exist, so the tokens find them too', async () => {

@@ -4,6 +4,7 @@
 import { Dexie, type DexieOptions } from 'dexie';
 import { databaseExists, openSyncDb } from '../mirror/db';
 import { MirrorLockedError } from '../mirror/seal';
+import { isSealedDatabase } from '../mirror/sealed-probe';
 
 /** The service worker's cache of opened files (workers/sw.ts): clinical documents. */
 export const OPENED_FILES_CACHE = 'parley-files';
@@ -19,7 +20,7 @@ export interface RemovalReport {
   unsyncedChanges: number;
   /** Bytes of queued uploads that were stored on the device. */
   uploadBytes: number;
-  /** Responses in the opened-files cache. */
+  /** Files opened or kept offline: responses in the opened-files cache, or held sealed in the database (a device with a lock). */
   openedDocuments: number;
 }
 
@@ -42,9 +43,12 @@ export async function removeDatabase(name: string, options: DexieOptions = {}): 
   // Images of the user's files: gone with the database, whatever else is there.
   await new Dexie(thumbnailsDatabaseName(name), { ...options, addons: [] }).delete().catch(() => {});
   if (!(await databaseExists(name, options))) return NOTHING_REMOVED;
+  // A device with a lock keeps the files opened or kept offline in the database, sealed
+  // (lib/offline/file-bytes.ts), not in the service worker's cache: counted here, by their rows.
+  const sealed = await isSealedDatabase(name, options);
   const db = openSyncDb(name, options);
   let uploadBytes = 0;
-  const [conversations, files, unsyncedChanges] = await db.transaction('r', [db.conversations, db.files, db.outbox, db.uploadChunks], async () => {
+  const [conversations, files, unsyncedChanges, heldDocuments] = await db.transaction('r', [db.conversations, db.files, db.outbox, db.uploadChunks, db.offlineFiles], async () => {
     await db.uploadChunks
       .each((chunk) => {
         uploadBytes += chunk.bytes.byteLength;
@@ -54,11 +58,11 @@ export async function removeDatabase(name: string, options: DexieOptions = {}): 
       .catch((error: unknown) => {
         if (!(error instanceof MirrorLockedError)) throw error;
       });
-    return Promise.all([db.conversations.count(), db.files.count(), db.outbox.count()]);
+    return Promise.all([db.conversations.count(), db.files.count(), db.outbox.count(), sealed ? db.offlineFiles.count() : 0]);
   });
   // Other tabs' connections close themselves on the version change (Dexie's default).
   await db.delete();
-  return { ...NOTHING_REMOVED, databases: 1, conversations, files, unsyncedChanges, uploadBytes };
+  return { ...NOTHING_REMOVED, databases: 1, conversations, files, unsyncedChanges, uploadBytes, openedDocuments: heldDocuments };
 }
 
 /**
