@@ -17,6 +17,7 @@ import { firstScreen } from './scenarios/first-screen';
 import { flood } from './scenarios/flood';
 import { initialSync } from './scenarios/initial-sync';
 import { live } from './scenarios/live';
+import { lock } from './scenarios/lock';
 import { reconnect } from './scenarios/reconnect';
 import { replay } from './scenarios/replay';
 import { resumable } from './scenarios/resumable';
@@ -25,7 +26,7 @@ import { steadySync } from './scenarios/steady-sync';
 import { syncGrowth } from './scenarios/sync-growth';
 import { uploads, uploadsS3 } from './scenarios/uploads';
 
-const ALL: Scenario[] = [api, audit, deepPages, uploads, uploadsS3, resumable, initialSync, steadySync, syncGrowth, replay, reconnect, app, firstScreen, flood, search];
+const ALL: Scenario[] = [api, audit, deepPages, uploads, uploadsS3, resumable, initialSync, steadySync, syncGrowth, replay, reconnect, app, firstScreen, flood, search, lock];
 /** Parts of a scenario above, to be run alone by name (the whole run measures them in their scenario). */
 const PARTS: Scenario[] = [live];
 const RUNS = Number(process.env.BENCH_RUNS || 3);

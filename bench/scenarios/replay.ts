@@ -62,7 +62,7 @@ export const replay: Scenario = {
         const { ms, updatesMs } = await page.evaluate(async ({ token, uploads }) => {
           const p = (window as any).parley;
           const t0 = performance.now();
-          await p.worker.start({ database: p.db.name, baseUrl: location.origin, token });
+          await p.restart(token);
           const deadline = Date.now() + 10 * 60_000;
           // The updates are queued first and go first: once no more than the uploads are left, they are done.
           let updatesMs = 0;

@@ -165,6 +165,8 @@ export function DeviceLock({
       writeLock(storage, { ...record, wrongUnlocks: 0, clearRowsSealed: true });
       setWrong(0);
       vault.open(key, token);
+      // The bench's "unlock → list" splits here: the PIN's stretch and the unwrap before, the list after.
+      performance.mark('parley:unlocked');
       setPhase('open');
     },
     [storage, vault],

@@ -12,6 +12,8 @@ export interface SyncConnection {
   db: ParleyDb;
   client: SyncClient;
   worker: Comlink.Remote<SyncWorkerApi>;
+  /** Starts the worker again after a `worker.stop()` (benchmarks, tests), with this page's keys as at the start. */
+  restart(token: string | null): Promise<void>;
   close(): void;
 }
 
@@ -49,6 +51,7 @@ export async function connectSync(options: { database: string; baseUrl: string; 
     db,
     client,
     worker,
+    restart: (token) => worker.start({ ...options, token, keys: currentSealer()?.keys ?? null }),
     close() {
       document.removeEventListener('visibilitychange', onVisible);
       window.removeEventListener('online', onOnline);
