@@ -9,8 +9,18 @@ import type { MirrorKeys, Sealer } from './seal';
 const NONCE = 24;
 const encoder = new TextEncoder();
 
+/**
+ * Tokens remembered per sealer: a list's words share their 1-, 2- and 4-letter prefixes, so an
+ * initial sync of 10,000 conversations asks for a few thousand distinct tokens a hundred thousand
+ * times (each an HMAC in JavaScript). Bounded: past it, forgotten and started again.
+ */
+const TOKEN_CACHE_SIZE = 20_000;
+
 export function createSealer(keys: MirrorKeys): Sealer {
   const { rowKey, indexKey } = keys;
+  // The key's inner and outer blocks hashed once; each token continues a copy.
+  const keyed = hmac.create(sha256, indexKey);
+  const tokens = new Map<string, string>();
   return {
     keys,
     seal(plain, context) {
@@ -25,11 +35,16 @@ export function createSealer(keys: MirrorKeys): Sealer {
       return xchacha20poly1305(rowKey, sealed.subarray(0, NONCE), encoder.encode(context)).decrypt(sealed.subarray(NONCE));
     },
     token(text) {
+      const known = tokens.get(text);
+      if (known !== undefined) return known;
       // 96 bits of HMAC-SHA-256: collisions between a user's ids and words are out of reach.
-      const mac = hmac(sha256, indexKey, encoder.encode(text)).subarray(0, 12);
+      const mac = keyed.clone().update(encoder.encode(text)).digest().subarray(0, 12);
       let raw = '';
       for (const byte of mac) raw += String.fromCharCode(byte);
-      return btoa(raw).replace(/\+/g, '-').replace(/\//g, '_');
+      const token = btoa(raw).replace(/\+/g, '-').replace(/\//g, '_');
+      if (tokens.size >= TOKEN_CACHE_SIZE) tokens.clear();
+      tokens.set(text, token);
+      return token;
     },
   };
 }
