@@ -28,7 +28,7 @@ import { purgeExpiredDeviceTokens } from './domain/devices';
 import { TusUploads } from './http/tus/uploads';
 import { UploadRecords } from './storage/uploads';
 import { isHealthPath, serveHealth } from './http/health';
-import { isDevicePolicyPath, serveDevicePolicy } from './http/device-policy';
+import { isDeviceClearPath, isDevicePolicyPath, serveDeviceClear, serveDevicePolicy } from './http/device-policy';
 import { isOidcPath, isOidcStep, oidcNotOffered, OidcSignIn } from './http/oidc';
 import { FairShare } from './http/fair-share';
 import { RateLimiter } from './http/rate-limit';
@@ -317,6 +317,7 @@ export class ApiService {
   async dispatch(request: ApiRequest): Promise<ApiReply> {
     if (isHealthPath(request.path)) return serveHealth(request, this.readiness, this.log, { shuttingDown: this.shuttingDown });
     if (isDevicePolicyPath(request.path)) return serveDevicePolicy(request, this.config.devicePolicy);
+    if (isDeviceClearPath(request.path)) return serveDeviceClear(request);
     if (isOidcPath(request.path)) {
       if (!this.oidc) return oidcNotOffered();
       try {

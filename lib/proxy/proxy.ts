@@ -12,7 +12,7 @@ import { classifyPath } from './path';
 import { Upstream, UpstreamError, type UpstreamResponse } from './upstream';
 import { isUploadsPath, UploadStaging, type StagingSettings } from './uploads';
 import { WipedTokens } from './wiped';
-import { DEFAULT_DEVICE_POLICY, isDevicePolicyPath, serveDevicePolicy } from '../api/http/device-policy';
+import { DEFAULT_DEVICE_POLICY, isDeviceClearPath, isDevicePolicyPath, serveDeviceClear, serveDevicePolicy } from '../api/http/device-policy';
 import { isOidcPath, oidcNotOffered } from '../api/http/oidc';
 import { discardBody } from '../api/http/tus/body';
 import { ApiError, deviceWiped, notFound } from '../api/errors';
@@ -104,6 +104,7 @@ export function createProxy(config: ProxyConfig, log: Logger = console, options:
   async function dispatch(request: ApiRequest): Promise<ApiReply> {
     // The device policy is this server's, never the upstream's.
     if (isDevicePolicyPath(request.path)) return serveDevicePolicy(request, config.devicePolicy ?? DEFAULT_DEVICE_POLICY);
+    if (isDeviceClearPath(request.path)) return serveDeviceClear(request);
     // Single sign-on would make tokens of this server, which the upstream does not know: not offered.
     if (isOidcPath(request.path)) return oidcNotOffered();
     const area = classifyPath(request.path);

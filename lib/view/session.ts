@@ -185,7 +185,24 @@ export async function eraseDevice(deps: DeviceDeps): Promise<RemovalReport> {
   if (current && !entries.some((e) => e.name === current)) entries.push({ name: current, origin: deps.baseUrl, userId: null });
   for (const entry of entries) register(deps.storage, { ...entry, removing: true });
   forget(deps.storage);
-  return removeMarked(deps);
+  const report = await removeMarked(deps);
+  await clearSiteStorage(deps);
+  return report;
+}
+
+/**
+ * Deleting a database leaves its values in IndexedDB's files (Chromium's LevelDB) until they are
+ * compacted, which a page cannot ask for: the app's server answers `Clear-Site-Data: "storage"`,
+ * and the browser deletes the origin's storage folders (with the service worker's registration,
+ * registered again at the next load). Offline, or a server that says no: the databases are
+ * deleted all the same, and the rest waits for the browser's compaction (docs/patient-data.md).
+ */
+async function clearSiteStorage(deps: DeviceDeps): Promise<void> {
+  try {
+    await deps.fetch(new URL('/device-policy/clear', deps.baseUrl).toString(), { method: 'POST', headers: { 'x-parley-clear': '1' }, cache: 'no-store' });
+  } catch {
+    /* offline: nothing more can be done from here */
+  }
 }
 
 /** Finishes a sign-out that was interrupted (called at start and before signing in). */

@@ -24,6 +24,24 @@ describe('GET /device-policy', () => {
     expect((await post.json()).code).toBe('method_not_allowed');
   });
 
+  it('POST /device-policy/clear: Clear-Site-Data for the app itself only', async () => {
+    const url = `${server.baseUrl}/device-policy/clear`;
+    const cleared = await fetch(url, { method: 'POST', headers: { 'x-parley-clear': '1', 'sec-fetch-site': 'same-origin' } });
+    expect(cleared.status).toBe(204);
+    expect(cleared.headers.get('clear-site-data')).toBe('"storage"');
+    expect(cleared.headers.get('cache-control')).toBe('no-store');
+    // A form posted from another site (no custom header), or a request the browser says is cross-site: refused, nothing cleared.
+    for (const headers of [{}, { 'x-parley-clear': '1', 'sec-fetch-site': 'cross-site' }, { 'sec-fetch-site': 'same-origin' }] as Array<Record<string, string>>) {
+      const refused = await fetch(url, { method: 'POST', headers });
+      expect(refused.status).toBe(403);
+      expect(refused.headers.get('clear-site-data')).toBeNull();
+      expect((await refused.json()).code).toBe('forbidden');
+    }
+    const get = await fetch(url);
+    expect(get.status).toBe(405);
+    expect(get.headers.get('clear-site-data')).toBeNull();
+  });
+
   it('read from the environment, with clear errors for bad values', () => {
     expect(readConfig({ LOCK_AFTER_MINUTES: '0', MAX_OFFLINE_DAYS: '0', WRONG_UNLOCKS_BEFORE_WIPE: '3' }).devicePolicy).toEqual({
       lockAfterSeconds: 0,
@@ -46,5 +64,11 @@ describe('proxy mode: the policy is the proxy’s own', () => {
   it('answers from its configuration, not the upstream', async () => {
     const r = await fetch(`${proxy.baseUrl}/device-policy`);
     expect(await r.json()).toEqual({ lock_after: 60, max_offline: 2 * 24 * 3600, wrong_unlocks_before_wipe: 4 });
+  });
+
+  it('clears a device itself, never forwarding the request', async () => {
+    const r = await fetch(`${proxy.baseUrl}/device-policy/clear`, { method: 'POST', headers: { 'x-parley-clear': '1' } });
+    expect(r.status).toBe(204);
+    expect(r.headers.get('clear-site-data')).toBe('"storage"');
   });
 });
