@@ -276,9 +276,10 @@ test('file lists show each kind with its own icon and a long name whole', async 
   expect(box.x + box.width).toBeLessThanOrEqual(page.viewportSize()!.width);
   expect(await name.evaluate((el) => el.scrollWidth <= el.clientWidth)).toBe(true);
   await screenshot(page, info, 'files-kinds');
-  // And it opens in the viewer from here too.
+  // And it opens in the viewer from here too (the page's first PDF: pdf.js loads, which a busy
+  // machine takes its time over).
   await link.click();
-  await expect(page.getByRole('group', { name: 'Page 1' }).locator('.textLayer')).toContainText('Letter');
+  await expect(page.getByRole('group', { name: 'Page 1' }).locator('.textLayer')).toContainText('Letter', { timeout: 30_000 });
 });
 
 test('images get a thumbnail made on the device: a photo waiting to upload, a server image once opened; gone at sign-out', async ({ page, context, request }, info) => {
@@ -370,30 +371,31 @@ test.describe('by touch', () => {
     await openConversation(page, contact);
     await openFile(page, 'letter.pdf');
     const firstPage = page.getByRole('group', { name: 'Page 1' });
-    await expect(firstPage.locator('.textLayer')).toContainText('Discharge letter', { timeout: 40_000 });
+    // pdf.js loads with the first PDF opened (a worker and a large module): a busy machine takes its time.
+    await expect(firstPage.locator('.textLayer')).toContainText('Discharge letter', { timeout: 30_000 });
     const level = page.getByLabel('Zoom level');
     await expect(level).toHaveText('100%');
     const before = (await firstPage.boundingBox())!;
 
-    // Two fingers on the page, moving apart from 60 to 120 px: real touch input through the
-    // DevTools protocol, which the browser would take as a pinch-zoom of the whole page.
+    // Two fingers on the page, moving apart from 40 to 300 px: real touch input through the
+    // DevTools protocol, which the browser takes as a pinch-zoom of the whole page (to 5× without
+    // the viewer's own: the toolbar too, its label still at 100%).
     const cdp = await page.context().newCDPSession(page);
-    const at = { x: before.x + before.width / 2, y: before.y + before.height / 2 };
+    const at = { x: before.x + before.width / 2, y: before.y + Math.min(before.height / 2, 150) };
     const fingers = (half: number) => [
       { x: at.x - half, y: at.y, id: 0 },
       { x: at.x + half, y: at.y, id: 1 },
     ];
-    await cdp.send('Input.dispatchTouchEvent', { type: 'touchStart', touchPoints: fingers(30) });
-    for (let half = 35; half <= 60; half += 5) await cdp.send('Input.dispatchTouchEvent', { type: 'touchMove', touchPoints: fingers(half) });
-    // The viewer's zoom follows the fingers…
-    await expect(level).toHaveText('200%');
+    await cdp.send('Input.dispatchTouchEvent', { type: 'touchStart', touchPoints: fingers(20) });
+    for (let half = 25; half <= 150; half += 5) await cdp.send('Input.dispatchTouchEvent', { type: 'touchMove', touchPoints: fingers(half) });
+    // The viewer's zoom follows the fingers, up to its most (4×)…
+    await expect(level).toHaveText('400%');
     await cdp.send('Input.dispatchTouchEvent', { type: 'touchEnd', touchPoints: [] });
     await cdp.detach();
-    await expect(level).toHaveText('200%');
-    // …the page is drawn again twice as wide, and the app itself is not zoomed.
-    await expect.poll(async () => Math.round((await firstPage.boundingBox())!.width)).toBe(Math.round(before.width * 2));
+    await expect(level).toHaveText('400%');
+    // …the page is drawn again four times as wide, and the app itself is not zoomed.
+    await expect.poll(async () => Math.round((await firstPage.boundingBox())!.width)).toBe(Math.round(before.width * 4));
     expect(await page.evaluate(() => window.visualViewport!.scale)).toBe(1);
-    await expect(page.getByRole('button', { name: 'Zoom in' })).toBeInViewport();
     await expect(firstPage.locator('.textLayer')).toContainText('Discharge letter');
   });
 });
