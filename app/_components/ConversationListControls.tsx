@@ -20,11 +20,16 @@ const CHIPS: Chip[] = [
 export function FilterChips({ filters, onChange }: { filters: ConversationFilters; onChange(next: ConversationFilters): void }) {
   return (
     <div className="chips" role="group" aria-label="Show only">
-      {CHIPS.map((chip) => (
-        <button key={chip.label} type="button" className="chip" aria-pressed={chip.on(filters)} onClick={() => onChange(chip.toggle(filters))}>
-          {chip.label}
-        </button>
-      ))}
+      {CHIPS.map((chip) => {
+        const on = chip.on(filters);
+        return (
+          // Named by its label alone ("Pinned"); its state is aria-pressed. The check mark is for the eye.
+          <button key={chip.label} type="button" className="chip" aria-pressed={on} onClick={() => onChange(chip.toggle(filters))}>
+            {on && <span aria-hidden="true">✓</span>}
+            {chip.label}
+          </button>
+        );
+      })}
     </div>
   );
 }

@@ -21,7 +21,7 @@ import { Snackbar } from './Snackbar';
 import { SyncProgress } from './SyncProgress';
 import { useNarrow } from './useNarrow';
 import { useCollapsingHeader } from './useCollapsingHeader';
-import { useSwipe } from './useSwipe';
+import { useRowTouch } from './useRowTouch';
 import { useThrottledQuery } from './useThrottledQuery';
 import { VirtualTable, type Column } from './VirtualTable';
 import { useListWindow } from './useListWindow';
@@ -50,7 +50,7 @@ function ConversationSummary({ conversation: c }: { conversation: ConversationVi
   const closeMatch = useContext(CloseMatches).has(c.id);
   const openMenu = useOpenRowMenu();
   const { act, alert } = useConversationActions(c, { undoable: true });
-  const { offset, handlers } = useSwipe((direction) => void act(direction === 'left' ? 'archive' : 'pin'));
+  const { offset, handlers } = useRowTouch({ onSwipe: (direction) => void act(direction === 'left' ? 'archive' : 'pin'), onLongPress: () => openMenu(c) });
   // Nothing sent in it yet: its creation is its last activity.
   const lastActive = c.last_active_at ?? c.created_at;
   return (
@@ -70,7 +70,8 @@ function ConversationSummary({ conversation: c }: { conversation: ConversationVi
           e.preventDefault();
           navigate({ name: 'conversation', id: c.id });
         }}
-        // A long press by touch (Chromium fires contextmenu for it) or the keyboard's menu key; a
+        // The keyboard's menu key, or a long press where the browser fires contextmenu for it too
+        // (Chromium; useRowTouch has opened the menu already, opening it again changes nothing); a
         // mouse's right button keeps the browser's menu (open in a new tab…).
         onContextMenu={(e) => {
           if ((e.nativeEvent as PointerEvent).pointerType === 'mouse') return;

@@ -4,7 +4,7 @@ import { filenameProblem } from '@/lib/schemas';
 import type { FileView } from '@/lib/sync/page';
 import { failureText, useAction } from './ActionAlert';
 import { Dialog } from './Dialog';
-import { kindOfName, splitName } from '@/lib/view/viewer/kind';
+import { kindOfName } from '@/lib/view/viewer/kind';
 import { FileThumb } from './FileThumb';
 import { Icon } from './Icon';
 import { hrefFor, navigate } from './router';
@@ -112,13 +112,12 @@ export function FileActions({ file }: { file: FileView }) {
  */
 export function FileLink({ file }: { file: FileView }) {
   const route = { name: 'file', id: file.id } as const;
-  const [head, tail] = splitName(file.filename);
   return (
     <a
       className="file-link"
       href={hrefFor(route)}
       title={file.filename}
-      // The name in one piece: its two parts are flex items, which would read as two words.
+      // The name alone (not the thumbnail's text, if a thumbnail ever had any).
       aria-label={file.filename}
       onClick={(e) => {
         // A modified click (new tab, new window) goes to the same URL the browser's way.
@@ -128,11 +127,8 @@ export function FileLink({ file }: { file: FileView }) {
       }}
     >
       <FileThumb file={file} kind={kindOfName(file.filename, file.file_type)} />
-      {/* Shortened in the middle: the extension stays in view (the whole name is the title). */}
-      <span className="name-parts">
-        <span className="name">{head}</span>
-        {tail && <span className="name-tail">{tail}</span>}
-      </span>
+      {/* The whole name, wrapping onto as many lines as it needs (as a conversation's name). */}
+      <span className="name">{file.filename}</span>
     </a>
   );
 }

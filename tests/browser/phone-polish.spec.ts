@@ -136,27 +136,37 @@ test('conversation rows: name, kind, last activity, pinned first and marked, mut
   expect(group.group_id).toBe(`ward-${stamp}`);
 });
 
-test('files: names ellipsised with the full name at hand, their conversation shown, links that look like links', async ({ page, request }, info) => {
+test('files: whole names (wrapping, never cut), their conversation shown, links that look like links', async ({ page, request }, info) => {
   const server = await api(request, info);
   const contact = unique('files-of');
   const conversation = await server.createConversation(contact);
-  const longName = 'discharge-letter-for-the-general-practitioner-with-the-medication-list.pdf';
-  await server.upload(conversation.id, longName, '%PDF-1.4 letter');
+  // A long name, and a camera's: a phone cut them to "discharge-…list.pdf" and "IMG_… bed3.jpg".
+  const names = ['discharge-letter-for-the-general-practitioner-with-the-medication-list.pdf', `IMG_20250312_143015_${contact}_wound_left_heel_bed3.jpg`];
+  for (const name of names) await server.upload(conversation.id, name, 'file of a medication-list test');
   await signIn(page, info);
-  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Files' }).click();
-  await page.getByRole('searchbox', { name: 'Name' }).fill('medication-list');
+  // The Files screen of this conversation (other tests of this user upload the same long name).
+  await page.goto(`/?view=files&in=${conversation.id}`);
+  await expect(page.getByRole('heading', { level: 1, name: 'Files' })).toBeVisible();
+  const table = page.getByRole('table', { name: 'Files' });
 
-  const row = page.getByRole('table', { name: 'Files' }).getByRole('row').filter({ hasText: 'discharge-letter' });
-  const link = row.getByRole('link', { name: longName });
-  await expect(link).toBeVisible();
-  await expect(link).toHaveAttribute('title', longName);
-  const style = await link.evaluate((el) => ({ line: getComputedStyle(el).textDecorationLine, color: getComputedStyle(el).color, body: getComputedStyle(document.body).color }));
-  expect(style.line).toContain('underline');
-  expect(style.color).not.toBe(style.body);
-  const name = link.locator('.name');
-  expect(await name.evaluate((el) => getComputedStyle(el).textOverflow)).toBe('ellipsis');
-  // Its conversation: a column on a wide screen, a line under the name on a phone.
-  await expect(row.getByText(contact, { exact: true }).locator('visible=true')).toHaveCount(1);
+  for (const name of names) {
+    const row = table.getByRole('row').filter({ has: page.getByRole('link', { name }) });
+    const link = row.getByRole('link', { name });
+    await expect(link).toBeVisible();
+    // The whole name on screen: its element holds all of it and shows all of it (wrapped, not
+    // ellipsised), inside the viewport.
+    const shown = link.locator('.name');
+    await expect(shown).toHaveText(name);
+    const fit = await shown.evaluate((el) => ({ scroll: el.scrollWidth, client: el.clientWidth, overflow: getComputedStyle(el).textOverflow, right: el.getBoundingClientRect().right }));
+    expect(fit.scroll, name).toBeLessThanOrEqual(fit.client);
+    expect(fit.overflow).not.toBe('ellipsis');
+    expect(fit.right).toBeLessThanOrEqual(page.viewportSize()!.width);
+    const style = await link.evaluate((el) => ({ line: getComputedStyle(el).textDecorationLine, color: getComputedStyle(el).color, body: getComputedStyle(document.body).color }));
+    expect(style.line).toContain('underline');
+    expect(style.color).not.toBe(style.body);
+    // Its conversation: a column on a wide screen, a line under the name on a phone.
+    await expect(row.getByText(contact, { exact: true }).locator('visible=true')).toHaveCount(1);
+  }
   expect(await accessibilityViolations(page)).toEqual([]);
 });
 
@@ -253,4 +263,91 @@ test('pinning the message of a file still waiting to upload: it lands once the u
   expect(files).toHaveLength(1);
   expect((await server.get(`/v1/conversations/${conversation.id}`)).body.pinned_message_id).toBe(files[0].message_id);
   await expect(page.getByText('Pinned message: wound-photo.txt')).toBeVisible();
+});
+
+test('accessibility details: a chip is named by its label alone; the Device screen’s checkbox is one a finger can hit', async ({ page }, info) => {
+  await signIn(page, info);
+  const pinned = page.getByRole('group', { name: 'Show only' }).getByRole('button', { name: 'Pinned', exact: true });
+  await expect(pinned).toHaveAttribute('aria-pressed', 'false');
+  await pinned.click();
+  // Selected: a check mark for the eye, while a screen reader hears "Pinned, pressed" (not "check mark Pinned").
+  await expect(pinned).toHaveAttribute('aria-pressed', 'true');
+  await expect(pinned).toHaveAccessibleName('Pinned');
+  await expect(pinned).toContainText('✓');
+  expect(await accessibilityViolations(page)).toEqual([]);
+  await pinned.click();
+  await expect(pinned).toHaveAttribute('aria-pressed', 'false');
+  await expect(pinned).not.toContainText('✓');
+
+  // The Device screen's checkbox: a 24 px box, and its label (which toggles it too) a 44 px target.
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Device' }).click();
+  const box = page.getByRole('checkbox', { name: /Keep pinned conversations offline/ });
+  await expect(box).toBeChecked();
+  const size = (await box.boundingBox())!;
+  expect(size.width).toBeGreaterThanOrEqual(24);
+  expect(size.height).toBeGreaterThanOrEqual(24);
+  const label = page.locator('label').filter({ has: box });
+  const target = (await label.boundingBox())!;
+  expect(target.height).toBeGreaterThanOrEqual(44);
+  // A tap on the label's words, beside the box, toggles it.
+  await label.click({ position: { x: target.width - 8, y: target.height / 2 } });
+  await expect(box).not.toBeChecked();
+  await label.click({ position: { x: target.width - 8, y: target.height / 2 } });
+  await expect(box).toBeChecked();
+  expect(await accessibilityViolations(page)).toEqual([]);
+});
+
+test('a row’s name is underlined under a mouse, where there is one to hover', async ({ page, request }, info) => {
+  const server = await api(request, info);
+  const contact = unique('hovered');
+  await server.createConversation(contact);
+  await signIn(page, info);
+  await page.getByLabel('Search').fill(contact);
+  const link = conversationRow(page, contact).getByRole('link');
+  await link.hover();
+  // The phone has no hover (a touch screen): no hover style at all.
+  await expect(link.locator('.name')).toHaveCSS('text-decoration-line', info.project.name === 'phone' ? 'none' : 'underline');
+});
+
+test.describe('by touch', () => {
+  // The phone has a touch screen; so, here, does the desktop (a touch-screen laptop).
+  test.use({ hasTouch: true });
+
+  test('a tapped row keeps no hover underline where nothing hovers', async ({ page, request }, info) => {
+    const server = await api(request, info);
+    const contact = unique('tapped');
+    await server.createConversation(contact);
+    await signIn(page, info);
+    await page.getByLabel('Search').fill(contact);
+    const link = conversationRow(page, contact).getByRole('link');
+    await expect(link).toBeVisible();
+    // The tap's click is held back (first, in the capture phase), so the list stays on screen.
+    await page.evaluate(() =>
+      window.addEventListener(
+        'click',
+        (e) => {
+          e.preventDefault();
+          e.stopImmediatePropagation();
+        },
+        { capture: true, once: true },
+      ),
+    );
+    await link.tap();
+    // A phone's browser leaves :hover on what a finger touched; Chromium here does not after the
+    // protocol's tap, so the DevTools protocol sets it, as they do.
+    await link.evaluate((a) => a.setAttribute('data-touched', ''));
+    const cdp = await page.context().newCDPSession(page);
+    await cdp.send('DOM.enable');
+    await cdp.send('CSS.enable');
+    const { root } = await cdp.send('DOM.getDocument', { depth: 0 });
+    const { nodeId } = await cdp.send('DOM.querySelector', { nodeId: root.nodeId, selector: '[data-touched]' });
+    await cdp.send('CSS.forcePseudoState', { nodeId, forcedPseudoClasses: ['hover'] });
+    expect(await link.evaluate((a) => a.matches(':hover'))).toBe(true);
+    // Where the primary pointer cannot hover (the phone: a touch screen), no hover style applies;
+    // a touch-screen laptop with a mouse is a device that hovers.
+    const hovers = await page.evaluate(() => matchMedia('(hover: hover)').matches);
+    if (info.project.name === 'phone') expect(hovers).toBe(false);
+    await expect(link.locator('.name')).toHaveCSS('text-decoration-line', hovers ? 'underline' : 'none');
+    await cdp.detach();
+  });
 });

@@ -88,7 +88,7 @@ test('the row menu: pin and mute from it, delete only from it and only once conf
   await rowMenuAction(page, contact, 'Pin');
   await expect(pinnedMark(row)).toBeVisible();
   await expect(snackbar(page)).toContainText(`Pinned ‘${contact}’`);
-  // A long press (Chromium fires contextmenu for it) opens the same menu, which now offers Unpin.
+  // The menu key's contextmenu (and Chromium's for a long press) opens the same menu, which now offers Unpin.
   await row.getByRole('link').dispatchEvent('contextmenu');
   await expect(menu.getByRole('button')).toHaveText(['Unpin', 'Mute', 'Archive', 'Delete…', 'Cancel']);
   await menu.getByRole('button', { name: 'Mute', exact: true }).click();
@@ -225,6 +225,80 @@ test.describe('by touch', () => {
     await scroll.lift();
     await expect(pinnedRow.getByRole('link')).toHaveCSS('transform', 'none');
     await expect(pinnedRow.getByText('archived', { exact: true })).toHaveCount(0);
+  });
+
+  /** iOS Safari fires no contextmenu on a link: here none reaches the app either (stopped first, on the window). */
+  const withoutContextMenu = (page: Page) => page.addInitScript(() => window.addEventListener('contextmenu', (e) => e.stopImmediatePropagation(), { capture: true }));
+
+  test('a long press opens the row menu, not the conversation, with no contextmenu event', async ({ page, request }, info) => {
+    await withoutContextMenu(page);
+    const server = await api(request, info);
+    const contact = unique('hold');
+    const conversation = await server.createConversation(contact);
+    await signIn(page, info);
+    await listOf(page, contact);
+    const listUrl = page.url();
+    const row = conversationRow(page, contact);
+    await expect(row).toBeVisible();
+    const menu = page.getByRole('dialog', { name: contact });
+
+    // A finger held still on the row, until the menu shows (a long press is a time: the hold lasts
+    // as long as the app takes to open the menu), then lifted.
+    const finger = await touchOn(page, row, { from: 'left' });
+    await expect(menu).toBeVisible();
+    await finger.lift();
+    await expect(menu.getByRole('button')).toHaveText(['Pin', 'Mute', 'Archive', 'Delete…', 'Cancel']);
+    expect(page.url()).toBe(listUrl); // the link under the finger did not open
+    await expectTallButtons(menu);
+    expect(await accessibilityViolations(page)).toEqual([]);
+    await menu.getByRole('button', { name: 'Mute', exact: true }).click();
+    await expect(mutedMark(row)).toBeVisible();
+    await expect(menu).toBeHidden();
+
+    // Swipes still swipe, and a tap still opens the conversation.
+    await swipe(page, row, 160);
+    await expect(pinnedMark(row)).toBeVisible();
+    await expectAllSynced(page);
+    expect((await server.get(`/v1/conversations/${conversation.id}`)).body).toMatchObject({ is_pinned: true, is_muted: true });
+    await row.getByRole('link').tap();
+    await expect(page.getByRole('heading', { level: 1, name: new RegExp(contact) })).toBeVisible();
+  });
+
+  test('a long press is a finger held still: one that moves is not one, however long it stays (the page’s clock held)', async ({ page, request }, info) => {
+    await withoutContextMenu(page);
+    const server = await api(request, info);
+    const contact = unique('hold-moved');
+    await server.createConversation(contact);
+    await page.clock.install();
+    await signIn(page, info);
+    await listOf(page, contact);
+    const row = conversationRow(page, contact);
+    await expect(row).toBeVisible();
+    const menu = page.getByRole('dialog', { name: contact });
+    // From here the page's time moves only when told (runFor): a hold lasts exactly that long.
+    await page.clock.pauseAt((await page.evaluate(() => Date.now())) + 1_000);
+
+    // Still, for longer than a long press: the menu; released at once (in real time, a tap to the
+    // browser), its click does not open the conversation.
+    const still = await touchOn(page, row, { from: 'left' });
+    await page.clock.runFor(1_000);
+    await expect(menu).toBeVisible();
+    await still.lift();
+    await expect(menu).toBeVisible();
+    await expect(page.getByRole('heading', { level: 1, name: 'Conversations' })).toBeVisible();
+    await menu.getByRole('button', { name: 'Cancel' }).click();
+    await expect(menu).toBeHidden();
+
+    // Moved past the slop (short of a swipe that acts), then held as long: no menu. The tap after
+    // it opens the conversation, which an open menu (a modal) would have stood in the way of.
+    const moved = await touchOn(page, row, { from: 'left' });
+    await moved.move(24);
+    await page.clock.runFor(2_000);
+    await moved.lift();
+    await expect(menu).toBeHidden();
+    await page.clock.resume(); // the conversation's screen loads in the page's own time
+    await row.getByRole('link').tap();
+    await expect(page.getByRole('heading', { level: 1, name: new RegExp(contact) })).toBeVisible();
   });
 
   test('a tap still opens the conversation', async ({ page, request }, info) => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseCsv } from '../../lib/view/viewer/csv';
-import { kindOf, kindOfName, splitName } from '../../lib/view/viewer/kind';
+import { kindOf, kindOfName } from '../../lib/view/viewer/kind';
 import { decodeText } from '../../lib/view/viewer/text';
 
 const bytes = (s: string) => new TextEncoder().encode(s);
@@ -48,11 +48,3 @@ describe('decodeText', () => {
   });
 });
 
-describe('splitName', () => {
-  it('keeps the extension and a few characters before it in the tail', () => {
-    expect(splitName('discharge-letter-for-the-gp.pdf')).toEqual(['discharge-letter-for-th', 'e-gp.pdf']);
-    expect(splitName('cbc.hl7')).toEqual(['cbc.hl7', '']);
-    expect(splitName('README')).toEqual(['README', '']);
-    expect(splitName('a-very-long-name-without-extension')).toEqual(['a-very-long-name-without-exten', 'sion']);
-  });
-});

@@ -3,7 +3,10 @@
 // a PDF is opened. Pages are drawn when they come near the screen, at the screen's width times the
 // zoom, with a text layer so text can be selected and found. Nothing of the PDF runs: no
 // JavaScript (pdf.js does not run it unless asked), no eval (isEvalSupported: false), no XFA forms.
-import { useEffect, useRef, useState } from 'react';
+// A pinch on the pages zooms the document, not the app: the pages refuse the browser's pinch-zoom
+// (touch-action: pan-x pan-y, viewer.css) and two fingers' touches set the viewer's zoom, shown
+// as a scaled preview while they move and drawn again at that zoom when they lift.
+import { useEffect, useLayoutEffect, useRef, useState, type TouchEvent } from 'react';
 import type { PDFDocumentProxy } from 'pdfjs-dist';
 import { Problem } from './Raw';
 
@@ -26,6 +29,14 @@ function loadPdfJs(): Promise<PdfJs> {
 }
 
 const MAX_PAGES = 200;
+const MIN_ZOOM = 0.5;
+const MAX_ZOOM = 4;
+const clampZoom = (zoom: number) => Math.min(MAX_ZOOM, Math.max(MIN_ZOOM, zoom));
+
+/** A pinch under way: the fingers' first distance, the zoom then, and the point between them. */
+type Pinch = { distance: number; from: number; to: number; content: { x: number; y: number }; client: { x: number; y: number } };
+
+const spread = (touches: TouchEvent['touches']) => Math.hypot(touches[0].clientX - touches[1].clientX, touches[0].clientY - touches[1].clientY);
 
 export function PdfView({ bytes, name, onOpened }: { bytes: Uint8Array; name: string; onOpened?(): void }) {
   const [pdf, setPdf] = useState<{ doc: PDFDocumentProxy; pdfjs: PdfJs } | null>(null);
@@ -33,6 +44,9 @@ export function PdfView({ bytes, name, onOpened }: { bytes: Uint8Array; name: st
   const [zoom, setZoom] = useState(1);
   const [width, setWidth] = useState(0);
   const holder = useRef<HTMLDivElement>(null);
+  const [pinch, setPinch] = useState<Pinch | null>(null);
+  // The point the fingers were on when they lifted: kept under them once drawn at the new zoom.
+  const anchor = useRef<Pinch | null>(null);
   const opened = useRef(onOpened);
   opened.current = onOpened;
 
@@ -65,6 +79,39 @@ export function PdfView({ bytes, name, onOpened }: { bytes: Uint8Array; name: st
     return () => observer.disconnect();
   }, []);
 
+  useLayoutEffect(() => {
+    const a = anchor.current;
+    const element = holder.current;
+    anchor.current = null;
+    if (!a || !element) return;
+    const ratio = a.to / a.from;
+    const box = element.getBoundingClientRect();
+    element.scrollLeft = a.content.x * ratio - (a.client.x - box.left);
+    window.scrollTo({ top: window.scrollY + box.top + a.content.y * ratio - a.client.y });
+  }, [zoom]);
+
+  const touchStart = (e: TouchEvent<HTMLDivElement>) => {
+    const element = holder.current;
+    if (e.touches.length !== 2 || !element) return;
+    const box = element.getBoundingClientRect();
+    const client = { x: (e.touches[0].clientX + e.touches[1].clientX) / 2, y: (e.touches[0].clientY + e.touches[1].clientY) / 2 };
+    const content = { x: element.scrollLeft + client.x - box.left, y: element.scrollTop + client.y - box.top };
+    setPinch({ distance: spread(e.touches), from: zoom, to: zoom, content, client });
+  };
+  const touchMove = (e: TouchEvent<HTMLDivElement>) => {
+    if (!pinch || e.touches.length < 2) return;
+    const to = clampZoom((pinch.from * spread(e.touches)) / pinch.distance);
+    if (to !== pinch.to) setPinch({ ...pinch, to });
+  };
+  const touchEnd = (e: TouchEvent<HTMLDivElement>) => {
+    if (!pinch || e.touches.length >= 2) return;
+    setPinch(null);
+    if (pinch.to === pinch.from) return;
+    anchor.current = pinch;
+    setZoom(pinch.to);
+  };
+  const shownZoom = pinch?.to ?? zoom;
+
   const pages = pdf ? Math.min(pdf.doc.numPages, MAX_PAGES) : 0;
   return (
     <>
@@ -74,15 +121,30 @@ export function PdfView({ bytes, name, onOpened }: { bytes: Uint8Array; name: st
           <span className="page-count">
             {pdf.doc.numPages} {pdf.doc.numPages === 1 ? 'page' : 'pages'}
           </span>
-          <button type="button" onClick={() => setZoom((z) => Math.max(0.5, z / 1.25))} disabled={zoom <= 0.5} aria-label="Zoom out">−</button>
-          <output aria-live="polite" aria-label="Zoom level">{Math.round(zoom * 100)}%</output>
-          <button type="button" onClick={() => setZoom((z) => Math.min(4, z * 1.25))} disabled={zoom >= 4} aria-label="Zoom in">+</button>
+          <button type="button" onClick={() => setZoom((z) => clampZoom(z / 1.25))} disabled={zoom <= MIN_ZOOM} aria-label="Zoom out">−</button>
+          <output aria-live="polite" aria-label="Zoom level">{Math.round(shownZoom * 100)}%</output>
+          <button type="button" onClick={() => setZoom((z) => clampZoom(z * 1.25))} disabled={zoom >= MAX_ZOOM} aria-label="Zoom in">+</button>
           <button type="button" onClick={() => setZoom(1)} disabled={zoom === 1}>Fit width</button>
         </div>
       )}
-      <div className="pdf-pages" ref={holder} aria-label={`Pages of ${name}`} role="region" tabIndex={0}>
+      <div
+        className="pdf-pages"
+        ref={holder}
+        aria-label={`Pages of ${name}`}
+        role="region"
+        tabIndex={0}
+        onTouchStart={touchStart}
+        onTouchMove={touchMove}
+        onTouchEnd={touchEnd}
+        onTouchCancel={touchEnd}
+      >
         {!pdf && !error && <p className="empty">Opening the PDF…</p>}
-        {pdf && width > 0 && Array.from({ length: pages }, (_, i) => <PdfPage key={i} pdf={pdf} number={i + 1} width={(width - 2) * zoom} />)}
+        <div
+          className="pdf-zoom"
+          style={pinch ? { transform: `scale(${pinch.to / pinch.from})`, transformOrigin: `${pinch.content.x}px ${pinch.content.y}px` } : undefined}
+        >
+          {pdf && width > 0 && Array.from({ length: pages }, (_, i) => <PdfPage key={i} pdf={pdf} number={i + 1} width={(width - 2) * zoom} />)}
+        </div>
       </div>
       {pdf && pdf.doc.numPages > MAX_PAGES && <Problem>Only the first {MAX_PAGES} of {pdf.doc.numPages} pages are shown; download the file for the rest.</Problem>}
     </>
@@ -94,7 +156,10 @@ function PdfPage({ pdf, number, width }: { pdf: { doc: PDFDocumentProxy; pdfjs: 
   const canvas = useRef<HTMLCanvasElement>(null);
   const text = useRef<HTMLDivElement>(null);
   const [near, setNear] = useState(number === 1);
-  const [height, setHeight] = useState(width * 1.414);
+  // Height over width, known once the page is read (A4's until then): a zoom lays the page out at
+  // once, before it is drawn again.
+  const [aspect, setAspect] = useState(1.414);
+  const height = width * aspect;
   const [failed, setFailed] = useState<string | null>(null);
 
   useEffect(() => {
@@ -113,7 +178,7 @@ function PdfPage({ pdf, number, width }: { pdf: { doc: PDFDocumentProxy; pdfjs: 
       const scale = width / page.getViewport({ scale: 1 }).width;
       const viewport = page.getViewport({ scale });
       if (cancelled || !canvas.current || !text.current) return;
-      setHeight(viewport.height);
+      setAspect(viewport.height / viewport.width);
       const ratio = window.devicePixelRatio || 1;
       canvas.current.width = Math.floor(viewport.width * ratio);
       canvas.current.height = Math.floor(viewport.height * ratio);

@@ -71,14 +71,3 @@ export const KIND_LABEL: Record<ViewKind, string> = {
   text: 'Text',
   other: 'File',
 };
-
-/**
- * A file name in two parts for a list that shortens it in the middle: the head (ellipsised when
- * there is no room) and the tail (the last characters and the extension), which always shows.
- */
-export function splitName(name: string): [string, string] {
-  const ext = extensionOf(name);
-  const keep = (ext ? ext.length + 1 : 0) + 4;
-  if (name.length <= keep + 4) return [name, ''];
-  return [name.slice(0, name.length - keep), name.slice(-keep)];
-}
