@@ -7,6 +7,7 @@ import { connectSync, type SyncConnection } from '@/lib/sync/connect';
 import { loadClientModule, readSyncStatus } from '@/lib/sync/page';
 import {
   describeRemoval,
+  clearSiteStorage,
   eraseDevice,
   finishRemovals,
   learnOwner,
@@ -203,6 +204,8 @@ function SignedIn({
   const wiped = useCallback(async () => {
     connection?.close();
     await signOut(device(), session);
+    // What the deleted databases leave in IndexedDB's files goes too (Clear-Site-Data).
+    await clearSiteStorage(device());
     onSignedOut(WIPED_NOTICE);
   }, [connection, session, onSignedOut]);
 

@@ -196,8 +196,12 @@ export async function eraseDevice(deps: DeviceDeps): Promise<RemovalReport> {
  * and the browser deletes the origin's storage folders (with the service worker's registration,
  * registered again at the next load). Offline, or a server that says no: the databases are
  * deleted all the same, and the rest waits for the browser's compaction (docs/patient-data.md).
+ * Used where the device is erased (eraseDevice) or wiped by the organisation, once no other
+ * user's database is left on it.
  */
-async function clearSiteStorage(deps: DeviceDeps): Promise<void> {
+export async function clearSiteStorage(deps: DeviceDeps): Promise<void> {
+  // Another user's database on this device (their unsynced changes): theirs to erase, not this.
+  if (readRegistry(deps.storage).length > 0) return;
   try {
     await deps.fetch(new URL('/device-policy/clear', deps.baseUrl).toString(), { method: 'POST', headers: { 'x-parley-clear': '1' }, cache: 'no-store' });
   } catch {

@@ -4,6 +4,7 @@
 // the profile folder is read for the seeded names and contents. With the device lock (the default
 // policy) none is found; with LOCK_AFTER_MINUTES=0 (no lock, no encryption) they are, so the scan
 // itself is shown to see what it looks for.
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { chromium, expect, test, type APIRequestContext, type BrowserContext, type Page } from '@playwright/test';
@@ -205,6 +206,55 @@ test('a device that held data before the lock: once the lock is set up, what it 
     // is anywhere else: not Cache Storage, the HTTP cache, autofill or localStorage.
     const found = scan(profile, s);
     for (const [name, files] of found) for (const file of files) expect(file, name).toMatch(/^Default\/IndexedDB\/[^/]+\.indexeddb\.leveldb\/\d+\.(log|ldb)$/);
+  } finally {
+    await app.stop();
+    scratch.remove();
+  }
+});
+
+test('a remote wipe leaves none of the patient data in the profile, not even in IndexedDB’s own files (without the lock, where nothing was sealed)', async ({ request }) => {
+  test.setTimeout(240_000);
+  const scratch = tempDir('parley-disk-');
+  const dataDir = path.join(scratch.dir, 'data');
+  const app = await startApp([SERVER], CHECKOUT, appEnv(dataDir, { LOCK_AFTER_MINUTES: '0' }));
+  const tokenCli = (args: string[]) => spawnSync(process.execPath, ['.next/parley/token.mjs', ...args], { env: appEnv(dataDir), encoding: 'utf8' });
+  try {
+    const s = secrets();
+    await seed(request, app, s);
+    // Deleting the databases alone leaves their values in LevelDB's files (the second profile,
+    // whose app cannot reach POST /device-policy/clear): the scan finds them; with the
+    // Clear-Site-Data answer the browser removes the files.
+    for (const clearSiteData of [true, false]) {
+      const made = tokenCli(['create', '--user', 'alice', '--label', 'ward phone']);
+      expect(made.status, made.stderr).toBe(0);
+      const token = made.stdout.trim();
+      const tokenId = /created token (\w+)/.exec(made.stderr)![1]!;
+      const profile = path.join(scratch.dir, `profile-${clearSiteData}`);
+      const { context, page } = await launch(profile);
+      try {
+        if (!clearSiteData) await context.route('**/device-policy/clear', (route) => route.abort('connectionrefused'));
+        await page.goto(app.url);
+        await page.getByLabel('Access token').fill(token);
+        await page.getByRole('button', { name: 'Sign in' }).click();
+        await page.getByRole('searchbox').first().fill(s.patient.slice(0, 6));
+        await page.getByRole('link', { name: new RegExp(s.patient) }).first().click();
+        await page.getByRole('link', { name: s.fileName, exact: true }).click();
+        await expect(page.getByText(s.result).first()).toBeVisible();
+        await page.getByRole('link', { name: 'Back' }).click();
+        const wiped = tokenCli(['revoke', tokenId, '--wipe']);
+        expect(wiped.status, wiped.stderr).toBe(0);
+        await expect(async () => {
+          await page.getByRole('button', { name: 'Sync now' }).click({ timeout: 1_000 });
+          await expect(page.getByTestId('signin-notice')).toBeVisible({ timeout: 1_000 });
+        }).toPass({ timeout: 30_000 });
+        await expect(page.getByTestId('signin-notice')).toHaveText(/cleared by your organisation/);
+      } finally {
+        await context.close();
+      }
+      const found = scan(profile, s);
+      if (clearSiteData) expect(Object.fromEntries(found)).toEqual({});
+      else expect([...found.values()].flat().some((file) => /\.indexeddb\.leveldb\//.test(file))).toBe(true);
+    }
   } finally {
     await app.stop();
     scratch.remove();
