@@ -4,7 +4,7 @@ import { useEffect, useRef, useState, type ChangeEvent } from 'react';
 import { isKept } from '@/lib/offline/policy';
 import { readKeepPinned, setKeepOffline, wakeDownloaderOnConnectionChange } from '@/lib/offline/settings';
 import type { ConversationView } from '@/lib/sync/page';
-import { conversationTitle } from '@/lib/view/conversations';
+import { conversationTitle, syncMark } from '@/lib/view/conversations';
 import { humanSize, humanTime, humanType } from '@/lib/view/format';
 import { failureText, useAction } from './ActionAlert';
 import { ConversationActions } from './ConversationActions';
@@ -79,7 +79,7 @@ export function ConversationScreen({ id }: { id: string }) {
         <p>
           Created {humanTime(conversation.created_at)} · last active {humanTime(conversation.last_active_at)}
           {conversation.archived_at !== null && <> · archived {humanTime(conversation.archived_at)}</>}
-          {conversation.syncState !== 'synced' && <span className={`mark ${conversation.syncState}`}>{conversation.syncState === 'pending' ? 'unsynced' : 'failed'}</span>}
+          {syncMark(conversation.syncState) && <span className={`mark ${conversation.syncState}`}>{syncMark(conversation.syncState)}</span>}
         </p>
         {pinnedFile && <p className="pinned">Pinned message: {pinnedFile.filename}</p>}
         <KeepOffline conversation={conversation} fileCount={sorted.filter((f) => f.syncState !== 'pending' || f.file_url !== '').length} />

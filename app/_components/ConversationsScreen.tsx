@@ -5,7 +5,7 @@
 import type { SortingState } from '@tanstack/react-table';
 import { createContext, useCallback, useContext, useMemo, useState } from 'react';
 import type { ConversationView } from '@/lib/sync/page';
-import { conversationTitle, DEFAULT_FILTERS, type ConversationFilters, type ConversationSortColumn } from '@/lib/view/conversations';
+import { conversationTitle, DEFAULT_FILTERS, syncMark, type ConversationFilters, type ConversationSortColumn } from '@/lib/view/conversations';
 import { fullTime, humanTime, relativeTime } from '@/lib/view/format';
 import { idFromSearch } from '@/lib/view/search';
 import { conversationRange, readConversationWindow } from '@/lib/view/windows';
@@ -31,10 +31,11 @@ import { useSettled } from './useSettled';
 const CloseMatches = createContext<ReadonlySet<string>>(new Set());
 
 function SyncMark({ state }: { state: ConversationView['syncState'] }) {
-  if (state === 'synced') return null;
+  const mark = syncMark(state);
+  if (!mark) return null;
   return (
-    <span className={`mark ${state}`} title={state === 'pending' ? 'Not yet synced' : 'The server refused a change'}>
-      {state === 'pending' ? 'unsynced' : 'failed'}
+    <span className={`mark ${state}`} title={mark === 'unsynced' ? 'Not yet synced' : 'The server refused a change'}>
+      {mark}
     </span>
   );
 }
@@ -254,7 +255,7 @@ export function ConversationsScreen() {
             onVisibleRange={onVisibleRange}
             onScroll={header.onScroll}
             onRefresh={onRefresh}
-            rowClassName={(c) => (c.syncState !== 'synced' ? `unsynced ${c.syncState}` : '')}
+            rowClassName={(c) => (syncMark(c.syncState) ? `unsynced ${c.syncState}` : '')}
             empty={anything === 0 && !offerId ? 'No conversations yet. Start one with “New conversation” above.' : noMatch}
           />
         </RowMenu>

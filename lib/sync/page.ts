@@ -15,7 +15,9 @@ export {
   type FileView,
   type OfflineFile,
   type ParleyDb,
+  type SyncState,
 } from './mirror/db';
+export { lostOnServer } from './mirror/blocking';
 export { BY_ARCHIVED_INDEX, indexWords, ORDER_INDEX, searchWords, WORDS_INDEX } from './mirror/list-keys';
 export { currentSealer, MirrorLockedError, requireSealing, sealMiddleware, setSealer } from './mirror/seal';
 export { deleteMeta, getMeta, setMeta, type MetaValues } from './mirror/meta';

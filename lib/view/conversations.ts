@@ -1,5 +1,6 @@
 // Which conversations a list shows and in what order, before any column sort the user picks.
 import type { Conversation } from '../schemas';
+import type { SyncState } from '../sync/page';
 import { indexWords, matchesSearch, searchTier, searchWords } from './search';
 
 export type TriState = 'any' | 'yes' | 'no';
@@ -80,4 +81,12 @@ export function listConversations<C extends Conversation>(rows: readonly C[], f:
   if (sort || typed.length === 0) return ordered;
   const exact = ordered.map((c) => searchTier(typed, indexWords(conversationTitle(c))) === 'exact');
   return [...ordered.filter((_, i) => exact[i]), ...ordered.filter((_, i) => !exact[i])];
+}
+
+/**
+ * The mark a row's sync state earns, if any: the user's own change not yet on the server, or one
+ * the server refused. The app's bookkeeping (`reporting`: that the user opened it) earns none.
+ */
+export function syncMark(state: SyncState): 'unsynced' | 'failed' | null {
+  return state === 'pending' ? 'unsynced' : state === 'failed' ? 'failed' : null;
 }

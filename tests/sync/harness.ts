@@ -7,7 +7,7 @@ import { openSyncDb, type ParleyDb } from '../../lib/sync/mirror/db';
 import type { Clock } from '../../lib/sync/core/clock';
 import { SyncEngine, type EngineDeps } from '../../lib/sync/engine/engine';
 import type { FetchLike } from '../../lib/sync/core/http';
-import { readSyncStatus } from '../../lib/sync/engine/status';
+import { blockedOpIds } from '../../lib/sync/mirror/blocking';
 
 /** Server env for one with only the contract's endpoints (plus idempotency and /v1/me): no change feed. */
 export const PLAIN = { PARLEY_EXTENSIONS: 'idempotency,me' };
@@ -235,8 +235,12 @@ export function makeDevice(
       let report: Awaited<ReturnType<SyncEngine['syncOnce']>> | null = null;
       for (let round = 0; round < maxRounds; round++) {
         report = await engine.syncOnce();
-        // Settled: nothing left that can go (failed operations and those blocked by them wait for the user).
-        const { pendingCount } = await readSyncStatus(db);
+        // Settled: nothing left that can go (failed operations and those blocked by them wait for
+        // the user). Counted from the outbox, not the status: the app's bookkeeping (the
+        // last_opened_at report) is not pending there, but it has to go too.
+        const ordered = await db.outbox.orderBy('seq').toArray();
+        const blocked = blockedOpIds(ordered);
+        const pendingCount = ordered.filter((op) => op.state !== 'failed' && !blocked.has(op.id)).length;
         if (report.push.kind === 'done' && report.pull?.kind === 'done' && pendingCount === 0) return;
         if (report.push.kind === 'unauthenticated') throw new Error('device needs sign-in');
         clock.advance(10 * 60_000);

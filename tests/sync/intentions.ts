@@ -26,7 +26,12 @@ export type Intention = { index: number; carrier: string | null } & (
   | { kind: 'refused'; what: string }
 );
 
-export type Fate = 'applied' | 'superseded' | 'deleted' | 'failed' | 'refused';
+/**
+ * `dropped`: the app's bookkeeping (an open report, lib/sync/mirror/bookkeeping.ts) given up
+ * quietly, never shown as failed: its conversation is not on the server (its create failed, or it
+ * was deleted elsewhere).
+ */
+export type Fate = 'applied' | 'superseded' | 'deleted' | 'failed' | 'refused' | 'dropped';
 
 type Distribute<T> = T extends unknown ? Omit<T, 'index' | 'carrier'> & { carrier?: string | null } : never;
 
@@ -121,6 +126,7 @@ export async function checkFates(ledger: Ledger, state: FinalState): Promise<Map
         if (lastUpdate.get(`${id} ${i.field}`) !== i.index) count(i.kind, 'superseded');
         else if (failed(i)) count(i.kind, 'failed');
         else if (deletedLater(i, [id])) count(i.kind, 'deleted');
+        else if (i.field === 'last_opened_at' && !state.conversations.has(id)) count(i.kind, 'dropped');
         else {
           const expected = i.field === 'pinned_message_id' ? await resolve(i.value as string) : i.value;
           const conversation = state.conversations.get(id);

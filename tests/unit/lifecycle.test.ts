@@ -164,6 +164,15 @@ const settleTable: SettleRow[] = [
     { kind: 'settled', write: { kind: 'remove' }, stop: null, learned: 'serverLacksLastOpened', rebuild: 'entity' }],
   ['400 unknown last_opened_at on a delete → failed', inflightConvDelete, noLastOpened, 'request',
     changed({ state: 'failed', error: err(400, 'parameter_unknown', 'unknown'), outcomeUnknown: false, keyVersion: 1 }, { rebuild: 'mentioned' })],
+  // the app's bookkeeping (mirror/bookkeeping.ts: only last_opened_at) refused → gone, quietly
+  ['4xx to the open report alone → gone, not failed', inflightOpenOnly, refused422, 'request',
+    { kind: 'settled', write: { kind: 'remove' }, stop: null, learned: null, rebuild: 'entity' }],
+  ['404 to the open report (the conversation gone) → gone, not failed', inflightOpenOnly, notFound, 'request',
+    { kind: 'settled', write: { kind: 'remove' }, stop: null, learned: null, rebuild: 'entity' }],
+  ['4xx to the open report merged with a pin → failed (the user\'s change)', inflightUpdate, refused422, 'request',
+    changed({ state: 'failed', error: err(422, 'parameter_invalid', 'too long'), outcomeUnknown: false, keyVersion: 1 }, { rebuild: 'mentioned' })],
+  ['5xx to the open report → backoff as any change (quiet: not counted)', op({ ...inflightOpenOnly }), server503, 'request',
+    changed({ state: 'queued', error: err(503, 'server', 'down'), nextAttemptAt: NOW + 1000, outcomeUnknown: true }, { stop: waiting(NOW + 1000, 'server') })],
   // inflight → failed: the server refused; the outcome is known, the key renewed ...
   ['4xx → failed, known, a new key', inflight, refused422, 'request',
     changed({ state: 'failed', error: err(422, 'parameter_invalid', 'too long'), outcomeUnknown: false, keyVersion: 1 }, { rebuild: 'mentioned' })],

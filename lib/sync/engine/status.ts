@@ -3,6 +3,7 @@
 import type { ParleyDb } from '../mirror/db';
 import { getMeta, setMeta } from '../mirror/meta';
 import { blockedOpIds } from '../mirror/blocking';
+import { isBookkeeping } from '../mirror/bookkeeping';
 import type { OpError, OpKind } from '../outbox/operations';
 import { readFirstSyncProgress } from '../pull/state';
 
@@ -64,7 +65,7 @@ export interface FailedOperation {
 }
 
 export interface SyncStatus extends StoredStatus {
-  /** Operations not yet confirmed by the server (failed ones excluded). */
+  /** The user's changes not yet confirmed by the server (failed ones and the app's bookkeeping excluded). */
   pendingCount: number;
   failed: FailedOperation[];
   /** The browser cleared this device's copy (see MIRROR_CLEARED_KEY); null normally. */
@@ -92,12 +93,15 @@ export async function readSyncStatus(db: ParleyDb): Promise<SyncStatus> {
     const stored = { ...INITIAL_STATUS, ...(await getMeta(db, STATUS_KEY)) };
     const ordered = await db.outbox.orderBy('seq').toArray();
     const blocked = blockedOpIds(ordered);
-    const stuck = ordered.filter((op) => op.state === 'failed' || blocked.has(op.id));
+    // The app's bookkeeping (bookkeeping.ts) is not the user's change: never counted as pending,
+    // nor listed as waiting on a failed change. One that failed (stored before refusals dropped it)
+    // is listed: it holds up the conversation's later changes until it is discarded.
+    const stuck = ordered.filter((op) => op.state === 'failed' || (blocked.has(op.id) && !isBookkeeping(op.body)));
     return {
       ...stored,
       mirrorCleared: (await getMeta(db, MIRROR_CLEARED_KEY)) ?? null,
       firstSync: await readFirstSyncProgress(db),
-      pendingCount: ordered.length - stuck.length,
+      pendingCount: ordered.filter((op) => op.state !== 'failed' && !blocked.has(op.id) && !isBookkeeping(op.body)).length,
       failed: stuck.map((op) => ({
         opId: op.id,
         kind: op.body.kind,

@@ -2,6 +2,7 @@
 // operation needs, creates and mentions). Pure, and apart from outbox/operations.ts (which
 // re-exports it): the mirror's rebase reads it below the outbox, and the page's status line reads
 // blockedOpIds, which keeps the rest of the outbox's rules off the first screen.
+import type { OpBody } from './bodies';
 import type { OutboxOp } from './outbox-row';
 
 export const TEMP_PREFIX = 'local_';
@@ -66,4 +67,14 @@ export function mentionedIds(op: OutboxOp): string[] {
     ids.push(op.body.patch.pinned_message_id);
   }
   return ids;
+}
+
+/**
+ * Whether a refused change says the server no longer has its file: a rename (or delete) of it was
+ * answered 404 or 410. Not an upload's: its 404 is about the conversation or message it goes into.
+ * Read by "Upload my copy again" (outbox/intents/reupload-file.ts) and the failed changes' words.
+ */
+export function lostOnServer(change: { kind: OpBody['kind']; error: { status: number } | null }): boolean {
+  const status = change.error?.status;
+  return (change.kind === 'file.rename' || change.kind === 'file.delete') && (status === 404 || status === 410);
 }

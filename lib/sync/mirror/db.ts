@@ -7,8 +7,12 @@ import { BY_ARCHIVED_INDEX, listKeysMiddleware, ORDER_INDEX, WORDS_INDEX } from 
 import type { OutboxOp } from './outbox-row';
 import { sealMiddleware } from './seal';
 
-/** How a visible row relates to the server: no pending work, work queued, or work that failed. */
-export type SyncState = 'synced' | 'pending' | 'failed';
+/**
+ * How a visible row relates to the server: no pending work, the user's work queued, or work that
+ * failed; `reporting`: only the app's bookkeeping is queued (bookkeeping.ts: that the user opened
+ * it), which the user sees as synced — but the row is not the server's word (server-word.ts).
+ */
+export type SyncState = 'synced' | 'pending' | 'failed' | 'reporting';
 
 /**
  * What the UI lists. The fields of the server object exactly (temp ids and a provisional object

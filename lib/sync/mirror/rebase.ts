@@ -12,6 +12,7 @@ import type {
   SyncState,
 } from './db';
 import { blockedOpIds, mentionedIds } from './blocking';
+import { isBookkeeping } from './bookkeeping';
 import type { OutboxOp } from './outbox-row';
 import { serverWord } from './server-word';
 
@@ -81,9 +82,14 @@ export function projectFile(
   return current;
 }
 
-function stateOf(ops: readonly OutboxOp[], blocked: Set<string>): SyncState {
+/**
+ * The row's state from the work on it. The app's bookkeeping never marks a row (bookkeeping.ts); a
+ * failed one (stored before it was dropped on refusal) still does, as it still holds up the row.
+ */
+export function stateOf(ops: readonly OutboxOp[], blocked: ReadonlySet<string>): SyncState {
   if (ops.some((op) => op.state === 'failed' || blocked.has(op.id))) return 'failed';
-  return ops.length > 0 ? 'pending' : 'synced';
+  if (ops.some((op) => !isBookkeeping(op.body))) return 'pending';
+  return ops.length > 0 ? 'reporting' : 'synced';
 }
 
 /** Pending work indexed by every id it mentions. */

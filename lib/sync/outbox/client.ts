@@ -13,6 +13,7 @@ import { deleteFile } from './intents/delete-file';
 import { cancelUpload } from './intents/cancel-upload';
 import { retryOperation } from './intents/retry-operation';
 import { discardOperation } from './intents/discard-operation';
+import { reuploadFile } from './intents/reupload-file';
 
 export { SyncInputError } from '../core/errors';
 export { UPLOAD_CHUNK_BYTES } from './chunks';
@@ -47,5 +48,7 @@ export function createSyncClient(db: ParleyDb, options: SyncClientOptions = {}) 
     retryOperation: bound(retryOperation),
     /** Give up an operation (and whatever can only run after it). */
     discardOperation: bound(discardOperation),
+    /** "Upload my copy again": a failed change on a file the server lost becomes an upload of the device's copy; null if nothing to replace. */
+    reuploadFile: bound(reuploadFile),
   };
 }

@@ -18,6 +18,7 @@ const METHODS = {
   cancelUpload: true,
   retryOperation: true,
   discardOperation: true,
+  reuploadFile: true,
 } as const satisfies Record<keyof SyncClient, true>;
 
 /** The client's module; called again it is the same (already loaded) module. */

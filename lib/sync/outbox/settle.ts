@@ -8,8 +8,10 @@
 //   429, 409 in progress (Retry-After, else the backoff) ....... retryLater; in progress: unknown, the server has keys
 //   401 (device_wiped too, flagged on the stop) ................ awaitSignIn: as it was, until a sign-in
 //   400 parameter_unknown last_opened_at on an update .......... rewritten without it, or gone if nothing is left
+//   any other 4xx to the app's bookkeeping (mirror/bookkeeping.ts)  gone, quietly (not the user's change)
 //   any other 4xx ............................................... deadLettered (failed)
 import type { Outcome } from '../core/http';
+import { isBookkeeping } from '../mirror/bookkeeping';
 import { retryAfterMs } from './operations';
 import { awaitSignIn, deadLettered, retryLater, rewritten, unreachable, type OpError, type OutboxOp, type Write } from './lifecycle';
 
@@ -110,6 +112,13 @@ function settleFailure(op: OutboxOp, outcome: Failure, ctx: SettleContext): Sett
         const write: Write =
           Object.keys(rest).length === 0 ? { kind: 'remove' } : update(rewritten(op, { kind: 'conversation.update', patch: rest }));
         return { kind: 'settled', write, stop: null, learned: 'serverLacksLastOpened', rebuild: write.kind === 'remove' ? 'entity' : null };
+      }
+      if (isBookkeeping(op.body)) {
+        // The app's bookkeeping (that the user opened the conversation), not the user's change: a
+        // refusal would come again on every retry, a dead letter would hold up the user's later
+        // changes to the conversation and show as a change they never made, and the next open
+        // reports a newer time anyway. So it goes, quietly.
+        return { kind: 'settled', write: { kind: 'remove' }, stop: null, learned: null, rebuild: 'entity' };
       }
       const code = outcome.code ?? `http_${outcome.status}`;
       const refusal = { status: outcome.status, code, message: outcome.message };

@@ -20,44 +20,69 @@ export async function uploadFile(
   target: { conversationId: string; messageId?: string },
   source: UploadSource,
 ): Promise<string> {
-  const problem = filenameProblem(source.name);
-  if (problem) throw new SyncInputError(`filename ${problem}`, 'filename');
   if (target.messageId && !ID_PATTERN.test(target.messageId) && !isTempId(target.messageId)) {
     throw new SyncInputError('message_id is not a message id', 'message_id');
   }
-  // Refused at once, before the bytes are copied, when the device cannot hold them until sent.
-  const needed = byteLength(source.bytes);
-  const available = await freeBytes(ctx.estimateStorage);
-  if (available !== null && needed > available) throw uploadTooBig(source.name, needed, available);
-  // Read before the transaction: IndexedDB transactions close across non-IDB awaits.
-  const buffer = await toArrayBuffer(source.bytes);
-  const fileType = source.type || (source.bytes instanceof Blob && source.bytes.type) || 'application/octet-stream';
-  // A full quota met while storing the chunks aborts the whole transaction (op and chunks).
-  const refuseIfFull = (error: unknown): never => {
-    throw isQuotaError(error) ? uploadTooBig(source.name, buffer.byteLength, null) : error;
-  };
+  const prepared = await prepareUpload(ctx, source);
   return ctx
     .write(async () => {
       const conversationId = await resolve(ctx, target.conversationId);
-      await requireConversation(ctx, conversationId);
       const messageId = target.messageId ? await resolve(ctx, target.messageId) : null;
-      const id = newTempId();
-      const op = newOp(ctx, 'file', id, {
-        kind: 'file.upload',
-        conversationId,
-        messageId,
-        tempMessageId: messageId ? null : newTempId(),
-        filename: source.name,
-        fileType,
-        size: buffer.byteLength,
-        chunkCount: chunkCountOf(buffer.byteLength),
-      });
-      await ctx.db.outbox.add(op);
-      await storeChunks(ctx.db, op.id, buffer);
-      await rebuild(ctx, { files: [id] });
-      return id;
+      return queueUpload(ctx, { conversationId, messageId }, prepared);
     })
-    .catch(refuseIfFull);
+    .catch(prepared.refuseIfFull);
+}
+
+/** An upload's bytes and type, read before the transaction (IndexedDB transactions close across non-IDB awaits). */
+export interface PreparedUpload {
+  name: string;
+  fileType: string;
+  buffer: ArrayBuffer;
+  /** A full quota met while storing the chunks aborts the whole transaction: said as "too big". */
+  refuseIfFull(error: unknown): never;
+}
+
+/** Checks an upload and reads its bytes: refused at once, before they are copied, when the device cannot hold them until sent. */
+export async function prepareUpload(ctx: WriteContext, source: UploadSource): Promise<PreparedUpload> {
+  const problem = filenameProblem(source.name);
+  if (problem) throw new SyncInputError(`filename ${problem}`, 'filename');
+  const needed = byteLength(source.bytes);
+  const available = await freeBytes(ctx.estimateStorage);
+  if (available !== null && needed > available) throw uploadTooBig(source.name, needed, available);
+  const buffer = await toArrayBuffer(source.bytes);
+  const fileType = source.type || (source.bytes instanceof Blob && source.bytes.type) || 'application/octet-stream';
+  return {
+    name: source.name,
+    fileType,
+    buffer,
+    refuseIfFull: (error: unknown): never => {
+      throw isQuotaError(error) ? uploadTooBig(source.name, buffer.byteLength, null) : error;
+    },
+  };
+}
+
+/**
+ * Inside the write's transaction: the upload operation and its bytes, the file's row shown.
+ * Returns the file's temp id. `target`: resolved ids (a message of the conversation, or a new one).
+ */
+export async function queueUpload(ctx: WriteContext, target: { conversationId: string; messageId: string | null }, upload: PreparedUpload): Promise<string> {
+  const { conversationId, messageId } = target;
+  await requireConversation(ctx, conversationId);
+  const id = newTempId();
+  const op = newOp(ctx, 'file', id, {
+    kind: 'file.upload',
+    conversationId,
+    messageId,
+    tempMessageId: messageId ? null : newTempId(),
+    filename: upload.name,
+    fileType: upload.fileType,
+    size: upload.buffer.byteLength,
+    chunkCount: chunkCountOf(upload.buffer.byteLength),
+  });
+  await ctx.db.outbox.add(op);
+  await storeChunks(ctx.db, op.id, upload.buffer);
+  await rebuild(ctx, { files: [id] });
+  return id;
 }
 
 function byteLength(bytes: ArrayBuffer | ArrayBufferView | Blob): number {
