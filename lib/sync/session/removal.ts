@@ -2,7 +2,8 @@
 // the bytes of queued uploads) and the service worker's cache of opened files. Counts what it
 // removes, so the UI can say so.
 import { Dexie, type DexieOptions } from 'dexie';
-import { databaseExists, openSyncDb } from '../mirror/db';
+import { isBookkeeping } from '../mirror/bookkeeping';
+import { databaseExists, openSyncDb, type ParleyDb } from '../mirror/db';
 import { MirrorLockedError } from '../mirror/seal';
 import { isSealedDatabase } from '../mirror/sealed-probe';
 
@@ -58,11 +59,25 @@ export async function removeDatabase(name: string, options: DexieOptions = {}): 
       .catch((error: unknown) => {
         if (!(error instanceof MirrorLockedError)) throw error;
       });
-    return Promise.all([db.conversations.count(), db.files.count(), db.outbox.count(), sealed ? db.offlineFiles.count() : 0]);
+    return Promise.all([db.conversations.count(), db.files.count(), unsyncedChanges(db), sealed ? db.offlineFiles.count() : 0]);
   });
   // Other tabs' connections close themselves on the version change (Dexie's default).
   await db.delete();
   return { ...NOTHING_REMOVED, databases: 1, conversations, files, unsyncedChanges, uploadBytes, openedDocuments: heldDocuments };
+}
+
+/**
+ * The user's changes in the outbox: not the app's bookkeeping (the report of an opening), which
+ * the status does not count either. A locked device erased without its keys cannot tell them
+ * apart: every operation is counted.
+ */
+async function unsyncedChanges(db: ParleyDb): Promise<number> {
+  try {
+    return (await db.outbox.toArray()).filter((op) => !isBookkeeping(op.body)).length;
+  } catch (error) {
+    if (!(error instanceof MirrorLockedError)) throw error;
+    return db.outbox.count();
+  }
 }
 
 /**
