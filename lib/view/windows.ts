@@ -7,6 +7,7 @@
 // slower pace (see useThrottledQuery).
 import { BY_ARCHIVED_INDEX, type ConversationView, type FileView, ORDER_INDEX, type ParleyDb, WORDS_INDEX } from '../sync/page';
 import { conversationTitle, listConversations, type ConversationFilters, type ConversationSortColumn, type ListSort } from './conversations';
+import { heldFileIds, onDeviceFileIds } from '../offline/on-device';
 import { typeFamily } from './format';
 import { searchWords } from './search';
 
@@ -110,9 +111,12 @@ export interface FileFilters {
   conversationId: string;
   family: FileFamily;
   name: string;
+  /** Only files whose bytes the device holds (they open with no network). */
+  onDevice?: boolean;
 }
 export type FileSortColumn = 'name' | 'conversation' | 'type' | 'size' | 'date';
-export type FileRow = FileView & { conversationTitle: string };
+/** `onDevice`: the device holds the file's bytes (lib/offline/on-device.ts). */
+export type FileRow = FileView & { conversationTitle: string; onDevice: boolean };
 
 function fileSortValue(f: FileRow, column: FileSortColumn): string | number {
   switch (column) {
@@ -133,7 +137,8 @@ async function withTitles(db: ParleyDb, files: FileView[]): Promise<FileRow[]> {
   const ids = [...new Set(files.map((f) => f.conversationId).filter((id): id is string => id !== null))];
   const conversations = await db.conversations.bulkGet(ids);
   const titles = new Map(ids.map((id, i) => [id, conversations[i] ? conversationTitle(conversations[i]) : '']));
-  return files.map((f) => ({ ...f, conversationTitle: f.conversationId ? (titles.get(f.conversationId) ?? '') : '' }));
+  const held = await onDeviceFileIds(db, files);
+  return files.map((f) => ({ ...f, conversationTitle: f.conversationId ? (titles.get(f.conversationId) ?? '') : '', onDevice: held.has(f.id) }));
 }
 
 export async function readFileWindow(
@@ -143,9 +148,9 @@ export async function readFileWindow(
   start: number,
   limit: number,
 ): Promise<ListWindow<FileRow>> {
-  return db.transaction('r', db.files, db.conversations, async () => {
+  return db.transaction('r', db.files, db.conversations, db.offlineFiles, async () => {
     const needle = filters.name.trim().toLowerCase();
-    if (!sort && filters.family === 'any' && needle === '') {
+    if (!sort && filters.family === 'any' && needle === '' && !filters.onDevice) {
       // Newest first: the created_at index backwards (per conversation: the compound one).
       const newestFirst = () =>
         filters.conversationId
@@ -155,9 +160,12 @@ export async function readFileWindow(
       const rows = await newestFirst().offset(start).limit(limit).toArray();
       return { total, start, rows: await withTitles(db, rows), indexed: true };
     }
-    const candidates = filters.conversationId
-      ? await db.files.where('conversationId').equals(filters.conversationId).toArray()
-      : await db.files.toArray();
+    // On the device only: the few rows held, not every file.
+    const candidates = filters.onDevice
+      ? await onDevice(db, filters.conversationId)
+      : filters.conversationId
+        ? await db.files.where('conversationId').equals(filters.conversationId).toArray()
+        : await db.files.toArray();
     const matching = candidates
       .filter((f) => (filters.family === 'any' || typeFamily(f.file_type) === filters.family) && (!needle || f.filename.toLowerCase().includes(needle)))
       .sort((a, b) => b.created_at - a.created_at);
@@ -175,6 +183,13 @@ export async function readFileWindow(
     }
     return { total: matching.length, start, rows, indexed: false };
   });
+}
+
+/** The files (of a conversation, or '' every one) whose bytes the device holds. */
+async function onDevice(db: ParleyDb, conversationId: string): Promise<FileView[]> {
+  const files = (await db.files.bulkGet(await heldFileIds(db))).filter((f): f is FileView => f !== undefined && (!conversationId || f.conversationId === conversationId));
+  const held = await onDeviceFileIds(db, files);
+  return files.filter((f) => held.has(f.id));
 }
 
 /**
