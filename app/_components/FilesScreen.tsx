@@ -5,7 +5,7 @@ import type { SortingState } from '@tanstack/react-table';
 import { useCallback, useState } from 'react';
 import { conversationTitle } from '@/lib/view/conversations';
 import { countOf, groupedNumber, humanSize, humanTime, humanType, relativeTime } from '@/lib/view/format';
-import { readFileWindow, type FileFamily, type FileFilters, type FileRow, type FileSortColumn } from '@/lib/view/windows';
+import { readFileWindow, type FileFamily, type FileFilters, type FileRow, type FileSortColumn } from '@/lib/view/file-window';
 import { FileActions, FileLink, OnDeviceMark } from './FileActions';
 import { navigate } from './router';
 import { useSession, useSyncNow } from './session-context';

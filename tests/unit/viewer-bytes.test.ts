@@ -6,7 +6,7 @@ import { openSyncDb, type FileView } from '../../lib/sync/mirror/db';
 import type { OutboxOp } from '../../lib/sync/outbox/operations';
 import { loadFileBytes, NOT_ON_DEVICE } from '../../lib/view/viewer/bytes';
 import { onDeviceFileIds } from '../../lib/offline/on-device';
-import { readFileWindow } from '../../lib/view/windows';
+import { readFileWindow } from '../../lib/view/file-window';
 
 const file = (over: Partial<FileView>): FileView =>
   ({ id: 'f1', message_id: 'm1', filename: 'a.csv', file_url: 'http://h/files/a.csv?id=f1&sig=s', file_type: 'text/csv', file_size: 6, created_at: 1, conversationId: 'c1', syncState: 'synced', ...over }) as FileView;
