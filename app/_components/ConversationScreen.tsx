@@ -1,6 +1,7 @@
 'use client';
 import { useLiveQuery } from 'dexie-react-hooks';
 import { useEffect, useRef, useState, type ChangeEvent } from 'react';
+import { onDeviceFileIds } from '@/lib/offline/on-device';
 import { isKept } from '@/lib/offline/policy';
 import { readKeepPinned, setKeepOffline, wakeDownloaderOnConnectionChange } from '@/lib/offline/settings';
 import type { ConversationView } from '@/lib/sync/page';
@@ -8,7 +9,7 @@ import { conversationTitle, syncMark } from '@/lib/view/conversations';
 import { humanSize, humanTime, humanType } from '@/lib/view/format';
 import { failureText, useAction } from './ActionAlert';
 import { ConversationActions } from './ConversationActions';
-import { FileActions, FileLink } from './FileActions';
+import { FileActions, FileLink, OnDeviceMark } from './FileActions';
 import { Icon } from './Icon';
 import { hrefFor, navigate } from './router';
 import { useSession } from './session-context';
@@ -20,6 +21,7 @@ export function ConversationScreen({ id }: { id: string }) {
   const conversation = useLiveQuery(() => db.conversations.get(id), [db, id], null);
   const alias = useLiveQuery(() => db.idAliases.get(id), [db, id]);
   const files = useLiveQuery(() => db.files.where('conversationId').equals(id).toArray(), [db, id]);
+  const onDevice = useLiveQuery(() => onDeviceFileIds(db, files ?? []), [db, files]);
   const [uploadError, setUploadError] = useState<string | null>(null);
   const { run, alert } = useAction();
   const opened = useRef<string | null>(null);
@@ -118,6 +120,7 @@ export function ConversationScreen({ id }: { id: string }) {
                   <FileLink file={f} />
                   {f.syncState !== 'synced' && <span className={`mark ${f.syncState}`}>{f.syncState === 'pending' ? 'unsynced' : 'failed'}</span>}
                   {f.syncState === 'pending' && <UploadProgressMark fileId={f.id} />}
+                  {onDevice?.has(f.id) && <OnDeviceMark />}
                 </span>
                 <span className="file-meta">
                   {humanType(f.file_type)} · {humanSize(f.file_size)} · {humanTime(f.created_at)}

@@ -106,6 +106,15 @@ export function FileActions({ file }: { file: FileView }) {
   );
 }
 
+/** Beside a file's name when the device holds its bytes: it opens with no network. */
+export function OnDeviceMark() {
+  return (
+    <span className="mark on-device" title="Opens with no network">
+      On this device
+    </span>
+  );
+}
+
 /**
  * The file name as a link to the viewer (app/_components/viewer): an in-app screen with a URL and
  * a back button, also for an upload still waiting (its queued bytes) and offline.

@@ -5,8 +5,8 @@ import type { SortingState } from '@tanstack/react-table';
 import { useCallback, useState } from 'react';
 import { conversationTitle } from '@/lib/view/conversations';
 import { countOf, groupedNumber, humanSize, humanTime, humanType, relativeTime } from '@/lib/view/format';
-import { readFileWindow, type FileFamily, type FileFilters, type FileRow, type FileSortColumn } from '@/lib/view/windows';
-import { FileActions, FileLink } from './FileActions';
+import { readFileWindow, type FileFamily, type FileFilters, type FileRow, type FileSortColumn } from '@/lib/view/file-window';
+import { FileActions, FileLink, OnDeviceMark } from './FileActions';
 import { navigate } from './router';
 import { useSession, useSyncNow } from './session-context';
 import { SyncProgress } from './SyncProgress';
@@ -31,6 +31,7 @@ const columns: Column<FileRow>[] = [
           <FileLink file={row.original} />
           {row.original.syncState !== 'synced' && <span className={`mark ${row.original.syncState}`}>{row.original.syncState === 'pending' ? 'unsynced' : 'failed'}</span>}
           {row.original.syncState === 'pending' && <UploadProgressMark fileId={row.original.id} />}
+          {row.original.onDevice && <OnDeviceMark />}
         </span>
         <span className="summary-line details narrow-only" title={row.original.conversationTitle}>
           <span className="in-conversation">{row.original.conversationTitle}</span>
@@ -95,14 +96,15 @@ export function FilesScreen({ conversationId }: { conversationId?: string }) {
   const { db } = connection;
   const [name, setName] = useState('');
   const [family, setFamily] = useState<FileFamily>('any');
+  const [onDevice, setOnDevice] = useState(false);
   const [sorting, setSorting] = useState<SortingState>([]);
-  const filters: FileFilters = { conversationId: conversationId ?? '', family, name };
+  const filters: FileFilters = { conversationId: conversationId ?? '', family, name, onDevice };
   const sort = sorting[0] ? { id: sorting[0].id as FileSortColumn, desc: sorting[0].desc } : null;
-  const indexed = !sort && family === 'any' && name.trim() === '';
+  const indexed = !sort && family === 'any' && name.trim() === '' && !onDevice;
   const { windowStart, windowSize, onVisibleRange } = useListWindow();
   const list = useThrottledQuery(
     db,
-    ['files', 'conversations'],
+    ['files', 'conversations', 'offlineFiles'],
     () => readFileWindow(db, filters, sort, windowStart, windowSize),
     [JSON.stringify(filters), JSON.stringify(sort), windowStart, windowSize],
     indexed ? 250 : 2_000,
@@ -143,6 +145,10 @@ export function FilesScreen({ conversationId }: { conversationId?: string }) {
             <option value="other">Other</option>
           </select>
         </span>
+        <span className="filter check">
+          <input id="file-on-device" type="checkbox" checked={onDevice} onChange={(e) => setOnDevice(e.target.checked)} />
+          <label htmlFor="file-on-device">On this device</label>
+        </span>
       </div>
         </div>
       </div>
@@ -162,7 +168,13 @@ export function FilesScreen({ conversationId }: { conversationId?: string }) {
           onScroll={header.onScroll}
           onRefresh={onRefresh}
           rowClassName={(f) => (f.syncState !== 'synced' ? `unsynced ${f.syncState}` : '')}
-          empty={all === 0 ? 'No files yet. Files are added from a conversation: open one and choose “Upload files”.' : 'No file matches these filters.'}
+          empty={
+            all === 0
+              ? 'No files yet. Files are added from a conversation: open one and choose “Upload files”.'
+              : onDevice && family === 'any' && name.trim() === ''
+                ? 'No file of this list is on this device yet. A file is kept once opened, and a conversation’s files with “Keep offline”.'
+                : 'No file matches these filters.'
+          }
         />
       )}
     </section>

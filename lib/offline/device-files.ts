@@ -1,7 +1,9 @@
-// A file's bytes held in the user's database (file-bytes.ts databaseChunkFiles), for the page: read
-// them, and keep a file just opened from the network, on a device with a lock (issue 28) — what the
-// service worker does with Cache Storage on a device without one (workers/sw.ts), here sealed. The
-// budget and evictions are the downloader's (woken after a file is kept: sealed-downloads.ts).
+// A file's bytes held on the device, for the page: read them, and keep a file just opened from the
+// network. On a device with a lock (issue 28) they are sealed chunks in the user's database
+// (file-bytes.ts databaseChunkFiles); without one, Cache Storage — which the service worker fills
+// for the pages it controls (workers/sw.ts), and the page itself when none does (the first session
+// after installing: the worker controls pages only from their next load). The budget and evictions
+// are the downloader's (woken after a file is kept). Which files are held: on-device.ts.
 import type { FileView, OfflineFile, ParleyDb } from '../sync/page';
 import { DOWNLOAD_CHUNK_BYTES } from './file-bytes';
 import { wakeDownloader } from './settings';
@@ -23,6 +25,52 @@ export async function readDeviceFile(db: ParleyDb, file: Pick<FileView, 'id' | '
     }
     return at === row.size ? { bytes: out, row } : null;
   });
+}
+
+/**
+ * Records an opening of a file at `url` (least recently opened is evicted first); `cached`: its
+ * whole response is in Cache Storage now, of this size, so a row that was downloading (or none)
+ * becomes complete. For the service worker's openings (downloader.ts noteOpened) and the page's.
+ */
+export async function recordOpened(db: ParleyDb, file: Pick<FileView, 'id' | 'conversationId'>, url: string, cached: { size: number } | null, now: number): Promise<void> {
+  const row = await db.offlineFiles.get(file.id);
+  if (row && row.url === url) {
+    if (cached && !row.complete) {
+      // Opened while it was still downloading: the whole response is in the cache now.
+      await db.downloadChunks.where('fileId').equals(file.id).delete();
+      await db.offlineFiles.update(file.id, { lastOpenedAt: now, complete: true, received: cached.size, size: cached.size });
+    } else await db.offlineFiles.update(file.id, { lastOpenedAt: now });
+  } else if (cached) {
+    if (row) await db.downloadChunks.where('fileId').equals(file.id).delete();
+    await db.offlineFiles.put({ fileId: file.id, conversationId: file.conversationId, url, size: cached.size, received: cached.size, complete: true, lastOpenedAt: now, etag: null, headers: [] });
+  }
+}
+
+/** A file's whole response in the opened-files cache (a device without a lock), or null. */
+export async function readCachedFile(caches: CacheStorage, cacheName: string, url: string): Promise<Uint8Array | null> {
+  if (!(await caches.has(cacheName))) return null;
+  const cached = await (await caches.open(cacheName)).match(url);
+  return cached ? new Uint8Array(await cached.arrayBuffer()) : null;
+}
+
+/**
+ * Keeps a file the page fetched itself (no service worker controls it) in the opened-files cache,
+ * as the service worker would have, and records it; then wakes the downloader for the budget.
+ */
+export async function keepOpenedInCache(
+  db: ParleyDb,
+  caches: CacheStorage,
+  cacheName: string,
+  file: Pick<FileView, 'id' | 'conversationId' | 'file_url'>,
+  bytes: Uint8Array,
+  headers: Headers,
+  now: number,
+): Promise<void> {
+  const kept = new Headers(headers);
+  kept.set('content-length', String(bytes.byteLength));
+  await (await caches.open(cacheName)).put(file.file_url, new Response(bytes.slice().buffer as ArrayBuffer, { status: 200, headers: kept }));
+  await recordOpened(db, file, file.file_url, { size: bytes.byteLength }, now);
+  wakeDownloader(db.name);
 }
 
 /** Records an opening of a file read from the device (least recently opened is evicted first). */

@@ -20,6 +20,7 @@
 // never writes `meta` (an empty meta is how lib/view/mirror.ts tells a cleared database).
 import type { DexieOptions } from 'dexie';
 import { databaseExists, type OfflineFile, openSyncDb, type ParleyDb } from '../sync/page';
+import { recordOpened } from './device-files';
 import { DOWNLOAD_CHUNK_BYTES, type FileBytesStore } from './file-bytes';
 import { downloadQueue, effectiveBudget, pauseReason, planEviction, type CacheEntry, type ConnectionLike, type QueueFile } from './policy';
 import { keptConversationIds, readBudgetSetting, STATUS_KEY, type OfflineStatus } from './settings';
@@ -283,18 +284,7 @@ export async function noteOpened(database: string, url: string, cached: { size: 
   try {
     const file = await db.files.get(fileId);
     if (!file) return false;
-    const row = await db.offlineFiles.get(fileId);
-    const now = deps.now();
-    if (row && row.url === url) {
-      if (cached && !row.complete) {
-        // Opened while it was still downloading: the whole response is in the cache now.
-        await db.downloadChunks.where('fileId').equals(fileId).delete();
-        await db.offlineFiles.update(fileId, { lastOpenedAt: now, complete: true, received: cached.size, size: cached.size });
-      } else await db.offlineFiles.update(fileId, { lastOpenedAt: now });
-    } else if (cached) {
-      if (row) await db.downloadChunks.where('fileId').equals(fileId).delete();
-      await db.offlineFiles.put({ fileId, conversationId: file.conversationId, url, size: cached.size, received: cached.size, complete: true, lastOpenedAt: now, etag: null, headers: [] });
-    }
+    await recordOpened(db, file, url, cached, deps.now());
     return true;
   } catch (error) {
     if (error instanceof Error && error.name === 'DatabaseClosedError') return false;

@@ -4,10 +4,9 @@
 // are ranges of an index (lib/sync/mirror/list-keys.ts, db.ts version 5): a count of keys and `limit` rows
 // after an offset. Filters and column sorts no index covers (text search, muted, kind, type, a
 // column header) read the matching rows and sort them in memory; the screens re-run those at a
-// slower pace (see useThrottledQuery).
-import { BY_ARCHIVED_INDEX, type ConversationView, type FileView, ORDER_INDEX, type ParleyDb, WORDS_INDEX } from '../sync/page';
+// slower pace (see useThrottledQuery). The files list's reads: file-window.ts (not on the first screen).
+import { BY_ARCHIVED_INDEX, type ConversationView, ORDER_INDEX, type ParleyDb, WORDS_INDEX } from '../sync/page';
 import { conversationTitle, listConversations, type ConversationFilters, type ConversationSortColumn, type ListSort } from './conversations';
-import { typeFamily } from './format';
 import { searchWords } from './search';
 
 export interface ListWindow<T> {
@@ -103,79 +102,6 @@ export async function readConversationWindow(
 
 /** The pass for typos (close-matches.ts, with near-match.ts): fetched the first time a search needs it, not with the first screen. */
 const loadCloseMatches = () => import('./close-matches');
-
-export type FileFamily = 'any' | ReturnType<typeof typeFamily>;
-export interface FileFilters {
-  /** '' = every conversation. */
-  conversationId: string;
-  family: FileFamily;
-  name: string;
-}
-export type FileSortColumn = 'name' | 'conversation' | 'type' | 'size' | 'date';
-export type FileRow = FileView & { conversationTitle: string };
-
-function fileSortValue(f: FileRow, column: FileSortColumn): string | number {
-  switch (column) {
-    case 'name':
-      return f.filename.toLowerCase();
-    case 'conversation':
-      return f.conversationTitle.toLowerCase();
-    case 'type':
-      return f.file_type;
-    case 'size':
-      return f.file_size;
-    case 'date':
-      return f.created_at;
-  }
-}
-
-async function withTitles(db: ParleyDb, files: FileView[]): Promise<FileRow[]> {
-  const ids = [...new Set(files.map((f) => f.conversationId).filter((id): id is string => id !== null))];
-  const conversations = await db.conversations.bulkGet(ids);
-  const titles = new Map(ids.map((id, i) => [id, conversations[i] ? conversationTitle(conversations[i]) : '']));
-  return files.map((f) => ({ ...f, conversationTitle: f.conversationId ? (titles.get(f.conversationId) ?? '') : '' }));
-}
-
-export async function readFileWindow(
-  db: ParleyDb,
-  filters: FileFilters,
-  sort: ListSort<FileSortColumn>,
-  start: number,
-  limit: number,
-): Promise<ListWindow<FileRow>> {
-  return db.transaction('r', db.files, db.conversations, async () => {
-    const needle = filters.name.trim().toLowerCase();
-    if (!sort && filters.family === 'any' && needle === '') {
-      // Newest first: the created_at index backwards (per conversation: the compound one).
-      const newestFirst = () =>
-        filters.conversationId
-          ? db.files.where('[conversationId+created_at]').between([filters.conversationId], [filters.conversationId, []], true, false).reverse()
-          : db.files.orderBy('created_at').reverse();
-      const total = await newestFirst().count();
-      const rows = await newestFirst().offset(start).limit(limit).toArray();
-      return { total, start, rows: await withTitles(db, rows), indexed: true };
-    }
-    const candidates = filters.conversationId
-      ? await db.files.where('conversationId').equals(filters.conversationId).toArray()
-      : await db.files.toArray();
-    const matching = candidates
-      .filter((f) => (filters.family === 'any' || typeFamily(f.file_type) === filters.family) && (!needle || f.filename.toLowerCase().includes(needle)))
-      .sort((a, b) => b.created_at - a.created_at);
-    let rows: FileRow[];
-    if (sort) {
-      const titled = await withTitles(db, matching);
-      const sign = sort.desc ? -1 : 1;
-      rows = titled
-        .map((f, i) => ({ f, i, v: fileSortValue(f, sort.id) }))
-        .sort((a, b) => (a.v < b.v ? -sign : a.v > b.v ? sign : a.i - b.i))
-        .map((x) => x.f)
-        .slice(start, start + limit);
-    } else {
-      rows = await withTitles(db, matching.slice(start, start + limit));
-    }
-    return { total: matching.length, start, rows, indexed: false };
-  });
-}
 
 /**
  * Contact or group ids this device knows that begin with what is typed (case aside), for the new

@@ -82,6 +82,8 @@ test('"Keep offline" downloads the files without opening them; with no network e
   await expect(toggle).toHaveAttribute('aria-pressed', 'true');
   await expect(page.getByTestId('keep-offline-state')).toHaveText('3 of 3 files on this device', { timeout: 20_000 });
   expect((await cachedUrls(page)).filter((u) => files.some((f) => f.file_url === u)).sort()).toEqual(files.map((f) => f.file_url).sort());
+  // Each row says its file is on the device (issue 32).
+  for (const f of files) await expect(page.getByRole('listitem').filter({ has: page.getByRole('link', { name: f.filename }) }).getByText('On this device')).toBeVisible();
   // Downloaded by the service worker (Range requests), newest first; nothing was opened.
   const ours = seen.filter((s) => files.some((f) => f.file_url === s.url));
   const newestFirst = [...files].sort((a, b) => b.created_at - a.created_at || (a.id < b.id ? -1 : 1));

@@ -65,6 +65,8 @@ async function openFile(page: Page, file: { filename: string; body: string }) {
   await page.getByRole('link', { name: 'Back' }).click();
 }
 
+const onDeviceMark = (page: Page, name: string) => page.getByRole('listitem').filter({ has: page.getByRole('link', { name, exact: true }) }).getByText('On this device');
+
 const cacheStorageFiles = (page: Page) =>
   page.evaluate(async () => ((await caches.has('parley-files')) ? (await (await caches.open('parley-files')).keys()).map((r) => r.url) : []));
 
@@ -86,10 +88,14 @@ test('with the lock, kept and opened files open offline from the sealed database
   for (const f of kept) await expect(page.getByRole('link', { name: f.filename, exact: true })).toBeVisible();
   await page.getByRole('button', { name: 'Keep offline' }).click();
   await expect(page.getByTestId('keep-offline-state')).toHaveText('3 of 3 files on this device', { timeout: 30_000 });
+  // Each row says its file is on the device (issue 32): sealed chunks count as much as Cache Storage.
+  for (const f of kept) await expect(onDeviceMark(page, f.filename)).toBeVisible();
 
   // A file of a conversation not kept, opened online: kept on the device once opened.
   await openConversation(page, openedContact);
+  await expect(onDeviceMark(page, opened!.filename)).toHaveCount(0);
   await openFile(page, opened!);
+  await expect(onDeviceMark(page, opened!.filename)).toBeVisible();
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Device' }).click();
   await expect(page.getByTestId('offline-other')).toHaveText(/^1 file, /);
   await expect(page.getByTestId('offline-kept')).toHaveText(/^1 conversation: 3 files, /);

@@ -226,7 +226,8 @@ test('a file opened once opens again in the viewer with no network', async ({ pa
   await back(page, contact);
   // One never opened says why it cannot be shown.
   await openFile(page, 'sodium.csv');
-  await expect(page.getByText(/not on this device and there is no network/)).toBeVisible();
+  await expect(page.getByText('Not on this device — available when you’re back online.')).toBeVisible();
+  await expect(page.getByRole('link', { name: /server’s copy/ })).toHaveCount(0);
 });
 
 test('the viewer passes axe: FHIR, HL7, PDF and raw views', async ({ browser, request }, info) => {

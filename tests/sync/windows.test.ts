@@ -9,7 +9,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Conversation } from '../../lib/schemas';
 import { openSyncDb, type ConversationView, type FileView, type ParleyDb } from '../../lib/sync/mirror/db';
 import { DEFAULT_FILTERS, filterConversations, listConversations, sortConversations, type ConversationFilters, type TriState } from '../../lib/view/conversations';
-import { readConversationWindow, readFileWindow } from '../../lib/view/windows';
+import { readFileWindow } from '../../lib/view/file-window';
+import { readConversationWindow } from '../../lib/view/windows';
 
 /** Counts the rows IndexedDB hands back (query results and cursor steps), per table. */
 function countReads(db: ParleyDb) {

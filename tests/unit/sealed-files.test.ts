@@ -137,11 +137,11 @@ describe('sealed device: files kept offline live as sealed chunks in the databas
     const kept = await t.addFile('kept-file', 'kept', 600, 2);
     const fetcher = ((input: string) => t.fetch(input)) as unknown as typeof fetch;
 
-    const first = await loadFileBytes(t.db, opened, fetcher);
+    const first = await loadFileBytes(t.db, opened, { fetcher, caches: null });
     expect(first).toMatchObject({ ok: true, from: 'network' });
     // Kept while shown (not awaited by the viewer): wait for its row.
     await expect.poll(async () => (await t.db.offlineFiles.get('opened'))?.complete).toBe(true);
-    const again = await loadFileBytes(t.db, opened, () => Promise.reject(new TypeError('Failed to fetch')));
+    const again = await loadFileBytes(t.db, opened, { fetcher: () => Promise.reject(new TypeError('Failed to fetch')), caches: null });
     expect(again).toEqual({ ok: true, bytes: t.bodies.get(opened.file_url!), from: 'device' });
     expect(t.seen).toEqual([opened.file_url]);
     expect(await rawText(t.db.name, t.dexie)).not.toContain(MARK.slice(0, 10));
@@ -158,14 +158,14 @@ describe('sealed device: files kept offline live as sealed chunks in the databas
     expect((await readDeviceFile(t.db, kept))?.bytes).toEqual(t.bodies.get(kept.file_url!));
   });
 
-  it('without a lock the viewer keeps nothing in the database (the service worker keeps files there)', async () => {
+  it('without a lock the viewer keeps nothing in the database (files are kept in Cache Storage, by the service worker or the page)', async () => {
     setSealer(null);
     requireSealing(false);
     const t = setup('parley-sync-unsealed-opened');
     const f = await t.addFile('f', 'c', 100);
     const fetcher = ((input: string) => t.fetch(input)) as unknown as typeof fetch;
-    expect(await loadFileBytes(t.db, f, fetcher)).toMatchObject({ ok: true, from: 'network' });
-    expect(await loadFileBytes(t.db, f, fetcher)).toMatchObject({ ok: true, from: 'network' });
+    expect(await loadFileBytes(t.db, f, { fetcher, caches: null })).toMatchObject({ ok: true, from: 'network' });
+    expect(await loadFileBytes(t.db, f, { fetcher, caches: null })).toMatchObject({ ok: true, from: 'network' });
     expect(t.seen).toEqual([f.file_url, f.file_url]);
     expect(await t.db.offlineFiles.count()).toBe(0);
   });

@@ -2,14 +2,16 @@
 // The file viewer: a screen of its own (`/?file=<id>`, with a back button), for a file on the
 // server, one still waiting to upload (its queued bytes), and offline for one the device has
 // (lib/view/viewer/bytes.ts). Which view: lib/view/viewer/kind.ts. The structured views and
-// pdf.js load only when a file of their kind is opened.
+// pdf.js load only when a file of their kind is opened. A file coming over the network shows how
+// much has arrived, with Cancel (back where the user came from); offline, one the device does not
+// hold says so, with no link to the server's copy (it could not open).
 import './viewer.css';
 import { useLiveQuery } from 'dexie-react-hooks';
 import { lazy, Suspense, useEffect, useMemo, useState } from 'react';
 import type { FileView } from '@/lib/sync/page';
 import { conversationTitle } from '@/lib/view/conversations';
 import { humanSize, humanTime } from '@/lib/view/format';
-import { loadFileBytes, type Loaded } from '@/lib/view/viewer/bytes';
+import { loadFileBytes, NOT_ON_DEVICE, type Loaded } from '@/lib/view/viewer/bytes';
 import { kindOf, kindOfName, type ViewKind } from '@/lib/view/viewer/kind';
 import { shownType } from '@/lib/view/viewer/shown-type';
 import { decodeText, TEXT_LIMIT } from '@/lib/view/viewer/text';
@@ -18,6 +20,7 @@ import { thumbnailFromBytes } from '../FileThumb';
 import { Icon } from '../Icon';
 import { canGoBack, navigate } from '../router';
 import { useSession } from '../session-context';
+import { useSyncStatus } from '../StatusBar';
 import { ImageView } from './ImageView';
 import { Problem } from './Raw';
 import { CsvView, TextView } from './TextView';
@@ -37,6 +40,11 @@ export function FileScreen({ id }: { id: string }) {
   const alias = useLiveQuery(() => db.idAliases.get(id), [db, id]);
   const conversation = useLiveQuery(() => (file?.conversationId ? db.conversations.get(file.conversationId) : undefined), [db, file?.conversationId]);
   const [loaded, setLoaded] = useState<Loaded | null>(null);
+  const [progress, setProgress] = useState<{ received: number; total: number | null } | null>(null);
+  const [abort, setAbort] = useState<AbortController | null>(null);
+  // Offline: the browser says so, or the last request could not reach the server (the sync status).
+  const status = useSyncStatus();
+  const offline = status?.online === false || (typeof navigator !== 'undefined' && !navigator.onLine);
   // What the file is read as: its name and type, then its first bytes once they are here.
   // By name and type only: a sync commit (a new row object, the same file) does not sniff again.
   const filename = file?.filename;
@@ -55,13 +63,18 @@ export function FileScreen({ id }: { id: string }) {
   useEffect(() => {
     if (!present || !file) return;
     let live = true;
+    const controller = new AbortController();
     setLoaded(null);
-    loadFileBytes(db, file).then(
+    setProgress(null);
+    setAbort(controller);
+    loadFileBytes(db, file, { signal: controller.signal, onProgress: (received, total) => live && setProgress({ received, total: total ?? (file.file_size || null) }) }).then(
       (result) => live && setLoaded(result),
       (e: unknown) => live && setLoaded({ ok: false, reason: 'failed', message: `The file could not be read on this device (${e instanceof Error ? e.message : String(e)}).` }),
     );
     return () => {
       live = false;
+      // Leaving the screen stops a file still arriving.
+      controller.abort();
     };
     // Once per file: a rename (a new URL, the same bytes) or a sync commit does not reload it.
     // eslint-disable-next-line react-hooks/exhaustive-deps
@@ -93,12 +106,12 @@ export function FileScreen({ id }: { id: string }) {
             {isPendingUpload(file) && <span className="mark pending">waiting to upload</span>}
           </p>
           {loaded === null ? (
-            <p className="empty">Opening…</p>
+            <Opening progress={progress} onCancel={() => { abort?.abort(); back(); }} />
           ) : !loaded.ok ? (
-            <>
-              <Problem>{loaded.message}</Problem>
-              {/* The server's own copy, as before the viewer: e.g. a store that redirects /files to another origin, which the app's CSP keeps the page from reading. */}
-              {loaded.reason !== 'gone' && file.file_url && (
+            loaded.reason === 'cancelled' ? null : <>
+              <Problem>{loaded.reason === 'failed' && offline ? NOT_ON_DEVICE : loaded.message}</Problem>
+              {/* The server's own copy, as before the viewer: e.g. a store that redirects /files to another origin, which the app's CSP keeps the page from reading. Only when the server answered (with an error), never offline: it could not open. */}
+              {loaded.reason === 'failed' && !offline && file.file_url && (
                 <a className="touch-link" href={file.file_url} target="_blank" rel="noopener noreferrer">
                   Open the server’s copy in a new tab
                 </a>
@@ -112,6 +125,30 @@ export function FileScreen({ id }: { id: string }) {
         </>
       )}
     </section>
+  );
+}
+
+/** A file on its way: how much has arrived (once the server has answered), and Cancel. */
+function Opening({ progress, onCancel }: { progress: { received: number; total: number | null } | null; onCancel: () => void }) {
+  return (
+    <div className="viewer-opening" role="status">
+      <p>
+        Opening…
+        {progress && (
+          <span data-testid="open-progress">
+            {' '}
+            {humanSize(progress.received)}
+            {progress.total !== null && ` of ${humanSize(progress.total)}`}
+          </span>
+        )}
+      </p>
+      {progress && (
+        <progress aria-label="Received" max={progress.total ?? undefined} value={progress.total === null ? undefined : Math.min(progress.received, progress.total)} />
+      )}
+      <button type="button" onClick={onCancel}>
+        Cancel
+      </button>
+    </div>
   );
 }
 
