@@ -59,7 +59,7 @@ export async function removeDatabase(name: string, options: DexieOptions = {}): 
       .catch((error: unknown) => {
         if (!(error instanceof MirrorLockedError)) throw error;
       });
-    return Promise.all([db.conversations.count(), db.files.count(), unsyncedChanges(db), sealed ? db.offlineFiles.count() : 0]);
+    return Promise.all([db.conversations.count(), db.files.count(), countUserChanges(db), sealed ? db.offlineFiles.count() : 0]);
   });
   // Other tabs' connections close themselves on the version change (Dexie's default).
   await db.delete();
@@ -71,7 +71,7 @@ export async function removeDatabase(name: string, options: DexieOptions = {}): 
  * the status does not count either. A locked device erased without its keys cannot tell them
  * apart: every operation is counted.
  */
-async function unsyncedChanges(db: ParleyDb): Promise<number> {
+async function countUserChanges(db: ParleyDb): Promise<number> {
   try {
     return (await db.outbox.toArray()).filter((op) => !isBookkeeping(op.body)).length;
   } catch (error) {
