@@ -370,7 +370,7 @@ export class ApiService {
     if (error instanceof ApiError) return error;
     const failure = storageFailure(error);
     // The route template, never the path: it may hold a file name.
-    const where = { request_id: request.context?.id, method: request.method, route: routeTemplate(request.path) };
+    const where = { request_id: request.context?.id, method: request.method, route: routeTemplate(request.path, request.context) };
     if (failure) {
       this.log.error(`[parley] storage ${failure.replace('_', '-')}:`, where, error);
       return storageFailureError(failure);
@@ -390,6 +390,7 @@ export class ApiService {
     // Every /v1 request, before anything else: see http/hosts.ts for why not only file_url builders.
     this.hosts.check(request);
     const match = this.router.find(path);
+    if (match && request.context) request.context.route = match.template;
     const route = match && routeFor(match.routes, request.method);
     if (route?.access === 'public') {
       if (match!.missing) throw notFound(match!.missing);
