@@ -10,9 +10,8 @@
 // skips that read (`diff: false`).
 import type { Conversation, FileObject } from '../../schemas';
 import type { ConversationView, FileView, ParleyDb, ServerConversation, ServerFile } from './db';
-import { isTempId } from './blocking';
 import { loadPending, rebuildViews, type PendingIndex } from './rebase';
-import { serverWord, wholeServerWord } from './server-word';
+import { serverWord } from './server-word';
 
 export interface StoreContext {
   db: ParleyDb;
@@ -173,27 +172,4 @@ export async function removeGone(ctx: StoreContext, gone: { conversations?: Iter
   for (const id of conversations) ctx.copies.conversations.delete(id);
   for (const id of files) ctx.copies.files.delete(id);
   return kept;
-}
-
-// ---- The server's last word as a whole (copies where kept, synced visible rows elsewhere). ----
-
-/** Every conversation the server has, as far as this mirror knows. */
-export async function serverConversationRows(db: ParleyDb): Promise<ServerConversation[]> {
-  // Whole tables read with getAll (a filtered cursor costs a round trip per row).
-  const [kept, shown] = await Promise.all([db.serverConversations.toArray(), db.conversations.toArray()]);
-  return wholeServerWord(kept, shown);
-}
-
-/** The server's last word on these files (undefined: not known to be on the server). */
-export async function serverFileRows(db: ParleyDb, ids: string[]): Promise<(ServerFile | undefined)[]> {
-  return (await serverWord(db.serverFiles, db.files, ids)).rows;
-}
-
-/** Ids of every server row this mirror knows (for the sweep): copies, and visible rows not local. */
-export async function knownServerIds(db: ParleyDb, list: 'conversations' | 'files'): Promise<string[]> {
-  const [kept, shown] =
-    list === 'conversations'
-      ? await Promise.all([db.serverConversations.toCollection().primaryKeys(), db.conversations.toCollection().primaryKeys()])
-      : await Promise.all([db.serverFiles.toCollection().primaryKeys(), db.files.toCollection().primaryKeys()]);
-  return [...new Set([...kept, ...shown.filter((id) => !isTempId(id))])];
 }
