@@ -19,7 +19,7 @@
 // database that disappears mid-pass (sign-out) stops the pass and is never created again. A pass
 // never writes `meta` (an empty meta is how lib/view/mirror.ts tells a cleared database).
 import type { DexieOptions } from 'dexie';
-import { databaseExists, type OfflineFile, openSyncDb, type ParleyDb } from '../sync/page';
+import { databaseExists, fileById, filesOfConversations, type OfflineFile, openSyncDb, type ParleyDb } from '../sync/page';
 import { DOWNLOAD_CHUNK_BYTES, type FileBytesStore } from './file-bytes';
 import { downloadQueue, effectiveBudget, pauseReason, planEviction, type CacheEntry, type ConnectionLike, type QueueFile } from './policy';
 import { keptConversationIds, readBudgetSetting, STATUS_KEY, type OfflineStatus } from './settings';
@@ -92,7 +92,7 @@ export async function runPass(database: string, deps: DownloaderDeps): Promise<P
     const budget = effectiveBudget(await readBudgetSetting(db), await deps.quota());
     await makeRoom(db, store, kept, budget, 0);
 
-    const files = kept.size === 0 ? [] : await db.files.where('conversationId').anyOf([...kept]).toArray();
+    const files = await filesOfConversations(db, kept);
     const rows = await db.offlineFiles.toArray();
     const queue = downloadQueue(
       files.map((f) => ({ id: f.id, conversationId: f.conversationId, created_at: f.created_at, file_size: f.file_size, file_url: f.file_url })),
@@ -281,7 +281,7 @@ export async function noteOpened(database: string, url: string, cached: { size: 
   const db = await openExisting(database, deps);
   if (!db) return false;
   try {
-    const file = await db.files.get(fileId);
+    const file = await fileById(db, fileId);
     if (!file) return false;
     const row = await db.offlineFiles.get(fileId);
     const now = deps.now();
