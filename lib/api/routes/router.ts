@@ -43,7 +43,7 @@ export class Router {
       if (entry.segments.length !== segments.length) continue;
       const params: Record<string, string> = {};
       const matches = entry.segments.every((template, i) => {
-        const segment = segments[i]!;
+        const segment = segments[i];
         if (template.startsWith('{')) {
           params[template.slice(1, -1)] = segment; // even '': its schema refuses it (404 of the resource)
           return true;
