@@ -85,7 +85,7 @@ export function stringifyIteratively(root: unknown): string {
       }
       parts.push({ text: '}' });
     }
-    for (let i = parts.length - 1; i >= 0; i--) stack.push(parts[i]!);
+    for (let i = parts.length - 1; i >= 0; i--) stack.push(parts[i]);
   }
   return out.join('');
 }

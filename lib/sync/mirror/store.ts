@@ -44,7 +44,7 @@ export function sameFields<T extends object>(stored: object | undefined, fresh: 
 /** Writes the conversations the server changed (all of them without `diff`); returns their ids. */
 export async function putConversations(ctx: StoreContext, page: readonly Conversation[], diff: boolean): Promise<string[]> {
   const { db, pending, copies } = ctx;
-  let rows: ServerConversation[] = page as ServerConversation[];
+  let rows: readonly ServerConversation[] = page;
   if (diff) {
     const known = (await serverWord(db.serverConversations, db.conversations, page.map((c) => c.id), copies.conversations)).rows;
     rows = page.filter((c, i) => !sameFields(known[i], c));
@@ -127,24 +127,25 @@ export async function putFiles(
  * only rows no pending work mentions.
  */
 export async function forget(db: ParleyDb, gone: { conversations?: readonly string[]; files?: readonly string[] }): Promise<void> {
-  const conversations = gone.conversations ?? [];
-  const files = gone.files ?? [];
+  const conversations = [...(gone.conversations ?? [])];
+  const files = [...(gone.files ?? [])];
   if (conversations.length > 0) {
-    await db.serverConversations.bulkDelete(conversations as string[]);
-    await db.conversations.bulkDelete(conversations as string[]);
-    await db.fileScans.bulkDelete(conversations as string[]);
+    await db.serverConversations.bulkDelete(conversations);
+    await db.conversations.bulkDelete(conversations);
+    await db.fileScans.bulkDelete(conversations);
   }
   if (files.length > 0) {
-    await db.serverFiles.bulkDelete(files as string[]);
-    await db.files.bulkDelete(files as string[]);
+    await db.serverFiles.bulkDelete(files);
+    await db.files.bulkDelete(files);
   }
 }
 
 /** Ids of the files the server has (as far as we know) in these conversations: kept copies and shown rows. */
 export async function filesIn(db: ParleyDb, conversations: readonly string[]): Promise<string[]> {
+  const ids = [...conversations];
   const [kept, shown] = await Promise.all([
-    db.serverFiles.where('conversationId').anyOf(conversations as string[]).primaryKeys(),
-    db.files.where('conversationId').anyOf(conversations as string[]).primaryKeys(),
+    db.serverFiles.where('conversationId').anyOf(ids).primaryKeys(),
+    db.files.where('conversationId').anyOf(ids).primaryKeys(),
   ]);
   return [...new Set([...kept, ...shown])];
 }
@@ -156,7 +157,7 @@ export async function filesIn(db: ParleyDb, conversations: readonly string[]): P
  */
 export async function removeGone(ctx: StoreContext, gone: { conversations?: Iterable<string>; files?: Iterable<string> }): Promise<{ conversations: string[]; files: string[] }> {
   const { db, pending } = ctx;
-  const kept = { conversations: [] as string[], files: [] as string[] };
+  const kept: { conversations: string[]; files: string[] } = { conversations: [], files: [] };
   const conversations: string[] = [];
   for (const id of gone.conversations ?? []) (pending.mentioned.has(id) ? kept.conversations : conversations).push(id);
   const files: string[] = [];
