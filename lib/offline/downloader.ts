@@ -211,7 +211,7 @@ export async function downloadFile(db: ParleyDb, file: QueueFile, deps: Download
     if (current.received === 0) {
       current.headers = KEPT_HEADERS.flatMap((name) => {
         const value = response.headers.get(name);
-        return value === null ? [] : [[name, value] as [string, string]];
+        return value === null ? [] : [[name, value] satisfies [string, string]];
       });
       if (response.status === 200) current.size = Number(response.headers.get('content-length') ?? current.size);
     }

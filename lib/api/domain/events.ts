@@ -211,7 +211,7 @@ export class ChangeFeed {
     const out = new Map<string, StoredFile>();
     for (const ids of chunks(events.map((e) => e.object_id), 500)) {
       const rows = await this.db.selectFrom('files').selectAll().where('user_id', '=', user).where('id', 'in', ids).execute();
-      for (const row of rows) out.set(row.id, row as StoredFile);
+      for (const row of rows) out.set(row.id, row);
     }
     return out;
   }

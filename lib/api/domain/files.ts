@@ -195,7 +195,7 @@ export class Files {
 
   /** For the asset host: a file by id alone (the signed URL is the authorisation). */
   async forAsset(db: Db, id: string): Promise<StoredFile | undefined> {
-    return db.selectFrom('files').selectAll().where('id', '=', id).executeTakeFirst() as Promise<StoredFile | undefined>;
+    return db.selectFrom('files').selectAll().where('id', '=', id).executeTakeFirst();
   }
 }
 

@@ -69,7 +69,7 @@ export function routeTemplate(path: string, context?: RequestContext | null): st
 type Fields = Record<string, unknown>;
 
 function describeError(error: Error): Fields {
-  const e = error as Error & { code?: unknown; cause?: unknown };
+  const e: Error & { code?: unknown; cause?: unknown } = error;
   return {
     name: e.name,
     message: e.message,

@@ -32,7 +32,7 @@ export function prepare<A extends Record<string, unknown>, R>(
     const parameters = compiled.parameters.map((p, i) => (slots[i] === null ? p : args[slots[i]]));
     const reader = isRead && executor === db ? fastReaders.get(db) : undefined;
     if (reader) return reader.all(compiled.sql, parameters) as R[];
-    const query: CompiledQuery<R> = { ...compiled, parameters } as CompiledQuery<R>;
+    const query: CompiledQuery<R> = { ...compiled, parameters };
     const result = await executor.executeQuery(query);
     return result.rows;
   };
