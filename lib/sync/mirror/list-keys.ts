@@ -32,8 +32,6 @@ export function conversationListKeys(c: Conversation): ConversationListKeys {
   };
 }
 
-type Row = Record<string, unknown>;
-
 function withKeys(value: unknown): unknown {
   if (!value || typeof value !== 'object') return value;
   return { ...value, listKeys: conversationListKeys(value as Conversation) };
