@@ -189,7 +189,7 @@ export class ConfigError extends Error {
   readonly problems: string[];
   constructor(problems: string | string[]) {
     const list = typeof problems === 'string' ? [problems] : problems;
-    super(list.length === 1 ? list[0]! : `${list.length} problems with the configuration:\n${list.map((p) => `  - ${p}`).join('\n')}`);
+    super(list.length === 1 ? list[0] : `${list.length} problems with the configuration:\n${list.map((p) => `  - ${p}`).join('\n')}`);
     this.name = 'ConfigError';
     this.problems = list;
   }

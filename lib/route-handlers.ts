@@ -42,7 +42,7 @@ export async function handleRequest(request: Request): Promise<Response> {
   log.request({
     request_id: context.id,
     method: apiRequest.method,
-    route: routeTemplate(apiRequest.path),
+    route: routeTemplate(apiRequest.path, context),
     status: reply.status,
     duration_ms: Math.round((performance.now() - started) * 10) / 10,
     user_id: context.user,

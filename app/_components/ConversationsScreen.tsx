@@ -4,7 +4,7 @@
 // at most a few times a second however fast the sync writes.
 import type { SortingState } from '@tanstack/react-table';
 import { createContext, useCallback, useContext, useMemo, useState } from 'react';
-import type { ConversationView } from '@/lib/sync/page';
+import { hasConversations, type ConversationView } from '@/lib/sync/page';
 import { conversationTitle, DEFAULT_FILTERS, syncMark, type ConversationFilters, type ConversationSortColumn } from '@/lib/view/conversations';
 import { fullTime, humanTime, relativeTime } from '@/lib/view/format';
 import { idFromSearch } from '@/lib/view/search';
@@ -158,7 +158,7 @@ export function ConversationsScreen() {
     // Plain rows (no blobs): the same JSON is the same list, and is not rendered again.
     JSON.stringify,
   );
-  const anything = useThrottledQuery(db, ['conversations'], () => db.conversations.limit(1).count(), [], 1_000);
+  const anything = useThrottledQuery(db, ['conversations'], () => hasConversations(db), [], 1_000);
   const onSortingChange = useCallback((next: SortingState) => setSorting(next), []);
   // Pull to refresh is "Sync now".
   const onRefresh = useSyncNow();
@@ -256,7 +256,7 @@ export function ConversationsScreen() {
             onScroll={header.onScroll}
             onRefresh={onRefresh}
             rowClassName={(c) => (syncMark(c.syncState) ? `unsynced ${c.syncState}` : '')}
-            empty={anything === 0 && !offerId ? 'No conversations yet. Start one with “New conversation” above.' : noMatch}
+            empty={anything === false && !offerId ? 'No conversations yet. Start one with “New conversation” above.' : noMatch}
           />
         </RowMenu>
         </CloseMatches.Provider>

@@ -33,7 +33,7 @@ function usePullToRefresh(scroller: RefObject<HTMLElement | null>, onRefresh: ()
     };
     const onStart = (e: TouchEvent) => {
       // Only a one-finger drag that starts with the list at its top, and not while a sync runs.
-      startY = e.touches.length === 1 && el.scrollTop <= 0 && current.phase !== 'syncing' ? e.touches[0]!.clientY : null;
+      startY = e.touches.length === 1 && el.scrollTop <= 0 && current.phase !== 'syncing' ? e.touches[0].clientY : null;
     };
     const onMove = (e: TouchEvent) => {
       if (startY === null) return;
@@ -43,7 +43,7 @@ function usePullToRefresh(scroller: RefObject<HTMLElement | null>, onRefresh: ()
         if (current.phase !== 'idle') set({ phase: 'idle' });
         return;
       }
-      set(pullAfter(e.touches[0]!.clientY - startY));
+      set(pullAfter(e.touches[0].clientY - startY));
     };
     const onEnd = () => {
       if (startY === null) return;

@@ -103,7 +103,7 @@ export function VirtualTable<Row extends { id: string }>({
       <div className="vtable" role="table" aria-label={label} aria-rowcount={total + 1}>
         <div className="vtable-head" role="rowgroup">
           <div className="vtable-row" role="row" style={{ gridTemplateColumns: template }}>
-            {table.getHeaderGroups()[0]!.headers.map((header) => {
+            {table.getHeaderGroups()[0].headers.map((header) => {
               const sorted = header.column.getIsSorted();
               const className = (header.column.columnDef as Column<Row>).meta?.className ?? '';
               return (

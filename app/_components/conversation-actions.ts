@@ -18,11 +18,14 @@ const nowSeconds = () => Math.floor(Date.now() / 1000);
  * A toggle as it applies to `c` now: its button's word and icon, whether it is on, what is said once
  * done, the change and its inverse (the values before, which Undo sends).
  */
+/** An icon's name, checked and kept as `IconName` in the toggle's (inferred) type. */
+const iconNamed = (name: IconName): IconName => name;
+
 export function toggleOf(c: ConversationView, what: Toggle) {
-  if (what === 'pin') return { label: c.is_pinned ? 'Unpin' : 'Pin', icon: 'pin' as IconName, on: c.is_pinned, done: c.is_pinned ? 'Unpinned' : 'Pinned', patch: { is_pinned: !c.is_pinned }, undo: { is_pinned: c.is_pinned } };
-  if (what === 'mute') return { label: c.is_muted ? 'Unmute' : 'Mute', icon: (c.is_muted ? 'mute' : 'bell') as IconName, on: c.is_muted, done: c.is_muted ? 'Unmuted' : 'Muted', patch: { is_muted: !c.is_muted }, undo: { is_muted: c.is_muted } };
+  if (what === 'pin') return { label: c.is_pinned ? 'Unpin' : 'Pin', icon: iconNamed('pin'), on: c.is_pinned, done: c.is_pinned ? 'Unpinned' : 'Pinned', patch: { is_pinned: !c.is_pinned }, undo: { is_pinned: c.is_pinned } };
+  if (what === 'mute') return { label: c.is_muted ? 'Unmute' : 'Mute', icon: iconNamed(c.is_muted ? 'mute' : 'bell'), on: c.is_muted, done: c.is_muted ? 'Unmuted' : 'Muted', patch: { is_muted: !c.is_muted }, undo: { is_muted: c.is_muted } };
   const archived = c.archived_at !== null;
-  return { label: archived ? 'Restore' : 'Archive', icon: (archived ? 'restore' : 'archive') as IconName, on: undefined, done: archived ? 'Restored' : 'Archived', patch: { archived_at: archived ? null : nowSeconds() }, undo: { archived_at: c.archived_at } };
+  return { label: archived ? 'Restore' : 'Archive', icon: iconNamed(archived ? 'restore' : 'archive'), on: undefined, done: archived ? 'Restored' : 'Archived', patch: { archived_at: archived ? null : nowSeconds() }, undo: { archived_at: c.archived_at } };
 }
 export const TOGGLES: Toggle[] = ['pin', 'mute', 'archive'];
 

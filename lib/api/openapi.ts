@@ -18,7 +18,7 @@ function components(schemas: Record<string, z.core.$ZodType>, io: 'input' | 'out
 }
 
 const inputSchema = (schema: z.ZodType): Record<string, unknown> => {
-  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { target: 'draft-2020-12', io: 'input' }) as Record<string, unknown>;
+  const { $schema: _ignored, ...rest }: Record<string, unknown> = z.toJSONSchema(schema, { target: 'draft-2020-12', io: 'input' });
   return rest;
 };
 

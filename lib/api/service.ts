@@ -371,7 +371,7 @@ export class ApiService {
     if (error instanceof ApiError) return error;
     const failure = storageFailure(error);
     // The route template, never the path: it may hold a file name.
-    const where = { request_id: request.context?.id, method: request.method, route: routeTemplate(request.path) };
+    const where = { request_id: request.context?.id, method: request.method, route: routeTemplate(request.path, request.context) };
     if (failure) {
       this.log.error(`[parley] storage ${failure.replace('_', '-')}:`, where, error);
       return storageFailureError(failure);
@@ -391,19 +391,20 @@ export class ApiService {
     // Every /v1 request, before anything else: see http/hosts.ts for why not only file_url builders.
     this.hosts.check(request);
     const match = this.router.find(path);
+    if (match && request.context) request.context.route = match.template;
     const route = match && routeFor(match.routes, request.method);
-    if (route?.access === 'public') {
-      if (match!.missing) throw notFound(match!.missing);
+    if (match && route?.access === 'public') {
+      if (match.missing) throw notFound(match.missing);
       if (route.rateLimit) await this.limits.forAddress(route.rateLimit, request.remoteAddress);
-      return reply((await route.handle(this.api, { request, user: '', tokenId: null, params: match!.params })) as ApiResult);
+      return reply(await route.handle(this.api, { request, user: '', tokenId: null, params: match.params }));
     }
     // A path that asks for no rate-limited token refuses a method before asking for one.
     if (match && !route && match.routes.every((r) => r.access)) throw methodNotAllowed(allowed(match.routes));
     const { user, tokenId } = await this.authenticate(request, route ?? undefined, match?.params).catch((error: unknown) => this.refuseToken(request, error));
-    if (route?.access === 'stream') return (await route.handle(this.api, { request, user, tokenId, params: match!.params })) as ApiReply;
+    if (match && route?.access === 'stream') return route.handle(this.api, { request, user, tokenId, params: match.params });
     await this.limits.forToken(request.header('authorization'), request.method);
     // Long requests (bytes moving over the network) do not take a turn: see http/fair-share.ts.
-    if (route?.long) return reply(await this.serve(request, user, tokenId, match!));
+    if (match && route?.long) return reply(await this.serve(request, user, tokenId, match));
     return reply(await this.share.run(user, () => this.serve(request, user, tokenId, match)));
   }
 
@@ -433,8 +434,9 @@ export class ApiService {
     if (!match) throw notFound('route');
     if (match.missing) throw notFound(match.missing);
     const route = routeFor(match.routes, request.method);
-    if (!route) throw methodNotAllowed(allowed(match.routes));
-    const result = (await route.handle(this.api, { request, user, tokenId, params: match.params })) as ApiResult;
+    // A stream's route is answered before (route()): never here.
+    if (!route || route.access === 'stream') throw methodNotAllowed(allowed(match.routes));
+    const result = await route.handle(this.api, { request, user, tokenId, params: match.params });
     request.audit?.learn(result);
     return result;
   }

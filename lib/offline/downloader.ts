@@ -19,7 +19,7 @@
 // database that disappears mid-pass (sign-out) stops the pass and is never created again. A pass
 // never writes `meta` (an empty meta is how lib/view/mirror.ts tells a cleared database).
 import type { DexieOptions } from 'dexie';
-import { databaseExists, type OfflineFile, openSyncDb, type ParleyDb } from '../sync/page';
+import { databaseExists, fileById, filesOfConversations, type OfflineFile, openSyncDb, type ParleyDb } from '../sync/page';
 import { recordOpened } from './device-files';
 import { DOWNLOAD_CHUNK_BYTES, type FileBytesStore } from './file-bytes';
 import { downloadQueue, effectiveBudget, pauseReason, planEviction, type CacheEntry, type ConnectionLike, type QueueFile } from './policy';
@@ -93,7 +93,7 @@ export async function runPass(database: string, deps: DownloaderDeps): Promise<P
     const budget = effectiveBudget(await readBudgetSetting(db), await deps.quota());
     await makeRoom(db, store, kept, budget, 0);
 
-    const files = kept.size === 0 ? [] : await db.files.where('conversationId').anyOf([...kept]).toArray();
+    const files = await filesOfConversations(db, kept);
     const rows = await db.offlineFiles.toArray();
     const queue = downloadQueue(
       files.map((f) => ({ id: f.id, conversationId: f.conversationId, created_at: f.created_at, file_size: f.file_size, file_url: f.file_url })),
@@ -212,7 +212,7 @@ export async function downloadFile(db: ParleyDb, file: QueueFile, deps: Download
     if (current.received === 0) {
       current.headers = KEPT_HEADERS.flatMap((name) => {
         const value = response.headers.get(name);
-        return value === null ? [] : [[name, value] as [string, string]];
+        return value === null ? [] : [[name, value] satisfies [string, string]];
       });
       if (response.status === 200) current.size = Number(response.headers.get('content-length') ?? current.size);
     }
@@ -282,7 +282,7 @@ export async function noteOpened(database: string, url: string, cached: { size: 
   const db = await openExisting(database, deps);
   if (!db) return false;
   try {
-    const file = await db.files.get(fileId);
+    const file = await fileById(db, fileId);
     if (!file) return false;
     await recordOpened(db, file, url, cached, deps.now());
     return true;

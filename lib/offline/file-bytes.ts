@@ -8,7 +8,7 @@
 //   device is unlocked, read and write them (sealed-files.ts); the service worker never does.
 // Either way the bytes of a download in progress are chunks in the database, and the row in
 // `offlineFiles` says what is held.
-import type { OfflineFile, ParleyDb } from '../sync/page';
+import { fileById, type OfflineFile, type ParleyDb } from '../sync/page';
 
 /** Bytes per IndexedDB chunk of a file (and how often a download's progress is saved). */
 export const DOWNLOAD_CHUNK_BYTES = 256 * 1024;
@@ -54,7 +54,7 @@ export function cacheStorageFiles(caches: CacheStorage, cacheName: string): File
         if (byUrl.has(request.url)) continue;
         const fileId = new URL(request.url).searchParams.get('id');
         if (!fileId) continue;
-        const file = await db.files.get(fileId);
+        const file = await fileById(db, fileId);
         if (!file || file.file_url !== request.url || (await db.offlineFiles.get(fileId))) continue;
         await db.offlineFiles.put({ fileId, conversationId: file.conversationId, url: request.url, size: file.file_size, received: file.file_size, complete: true, lastOpenedAt: null, etag: null, headers: [] });
       }

@@ -3,7 +3,7 @@
 // in meta whether pinned conversations are kept (default: yes) and the budget (default: see
 // policy.ts), and what the service worker last reported (the status line on the Device screen).
 // Read and written by the page (the toggle, the Device screen) and the service worker.
-import { getMeta, type ParleyDb, setMeta } from '../sync/page';
+import { getMeta, type ParleyDb, pinnedConversations, setMeta } from '../sync/page';
 import { OFFLINE_MESSAGE } from './message';
 import { isKept } from './policy';
 
@@ -55,7 +55,7 @@ export async function keptConversationIds(db: ParleyDb): Promise<Set<string>> {
   const kept = new Set<string>();
   for (const c of choices) if (c.keep) kept.add(c.conversationId);
   if (keepPinned) {
-    const pinned = await db.conversations.filter((c) => c.is_pinned).toArray();
+    const pinned = await pinnedConversations(db);
     for (const c of pinned) if (isKept(c, choice.get(c.id), keepPinned)) kept.add(c.id);
   }
   return kept;

@@ -43,7 +43,7 @@ export class FileUrlRewriter {
     let changed = false;
     const visit = (item: unknown) => {
       if (!item || typeof item !== 'object') return;
-      if (typeof (item as { file_url?: unknown }).file_url !== 'string') return visit((item as { object?: unknown }).object);
+      if (!('file_url' in item) || typeof item.file_url !== 'string') return visit('object' in item ? item.object : undefined);
       const file = item as { file_url: string };
       const next = this.rewrite(file.file_url, assetBase);
       if (next !== file.file_url) {

@@ -21,7 +21,7 @@ export function classifyPath(path: string): ProxiedPath | null {
   const area = segments[0] === 'v1' ? '/v1' : segments[0] === 'files' && segments.length > 1 ? '/files' : null;
   if (!area) return null;
   for (let i = 0; i < segments.length; i++) {
-    const segment = segments[i]!;
+    const segment = segments[i];
     // An empty segment ('//') only as the very last one: a trailing slash.
     if (segment === '' && i !== segments.length - 1) return null;
     if (!segmentIsSafe(segment)) return null;

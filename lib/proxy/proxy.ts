@@ -19,6 +19,7 @@ import { ApiError, deviceWiped, notFound } from '../api/errors';
 import type { ApiReply, ApiRequest } from '../api/http/exchange';
 import { HostPolicy } from '../api/http/hosts';
 import { RateLimiter } from '../api/http/rate-limit';
+import { ROUTES, Router } from '../api/routes';
 
 export type ProxyConfig = Pick<
   Config,
@@ -100,6 +101,8 @@ export function createProxy(config: ProxyConfig, log: Logger = console, options:
 
   // Tokens the operator told this proxy to wipe (wiped.ts): answered device_wiped here.
   const wiped = config.dataDir ? new WipedTokens(config.dataDir, log) : null;
+  // The service's route table, read only for the template each request is logged under.
+  const templates = new Router(ROUTES);
 
   async function dispatch(request: ApiRequest): Promise<ApiReply> {
     // The device policy is this server's, never the upstream's.
@@ -111,6 +114,8 @@ export function createProxy(config: ProxyConfig, log: Logger = console, options:
     if (!area) return errorReply(notFound('route'));
     let assetBase = '';
     if (area === '/v1') {
+      const template = templates.find(request.path.length > 1 && request.path.endsWith('/') ? request.path.slice(0, -1) : request.path)?.template;
+      if (template && request.context) request.context.route = template;
       try {
         if (await wiped?.has(request.header('authorization'))) {
           discardBody(request.body);

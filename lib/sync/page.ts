@@ -2,7 +2,8 @@
 // and the client (loaded on the first write). The only import of lib/sync for app/, lib/view and
 // lib/offline (the lint enforces it), so a page import of worker code is visible here. Everything
 // named here is small or already on the first screen; what is not (the write path, the identity
-// checks) is handed out as a loader, so it stays in a chunk of its own.
+// checks) is handed out as a loader, so it stays in a chunk of its own. Screens read the mirror
+// through the named queries (mirror/queries.ts, server-word.ts), not its tables.
 export { SyncInputError } from './core/errors';
 export type { FetchLike } from './core/http';
 export {
@@ -18,6 +19,21 @@ export {
   type SyncState,
 } from './mirror/db';
 export { lostOnServer } from './mirror/blocking';
+export {
+  aliasOf,
+  allConversations,
+  conversationById,
+  conversationsByIds,
+  fileById,
+  fileCount,
+  filesOfConversation,
+  filesOfConversations,
+  hasConversations,
+  mirrorIsEmpty,
+  pinnedConversations,
+  queuedChangeCount,
+} from './mirror/queries';
+export { knownConversation, knownFile, serverConversationWord } from './mirror/server-word';
 export { BY_ARCHIVED_INDEX, indexWords, ORDER_INDEX, searchWords, WORDS_INDEX } from './mirror/list-keys';
 export { currentSealer, MirrorLockedError, requireSealing, sealMiddleware, setSealer } from './mirror/seal';
 export { deleteMeta, getMeta, setMeta, type MetaValues } from './mirror/meta';

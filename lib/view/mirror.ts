@@ -6,7 +6,7 @@
 // again by itself (an empty mirror is a first sync); this records a notice for the UI, with the
 // number of queued changes that were lost with it, so the app never claims all is synced.
 import type { DexieOptions } from 'dexie';
-import { deleteMeta, MIRROR_CLEARED_KEY, type MirrorCleared, openSyncDb, type ParleyDb, setMeta } from '../sync/page';
+import { deleteMeta, MIRROR_CLEARED_KEY, mirrorIsEmpty, type MirrorCleared, openSyncDb, type ParleyDb, setMeta } from '../sync/page';
 import { entryFor, register, type StorageLike } from './device';
 
 /** Called whenever the sync status changes: `filled` once anything was synced or queued. */
@@ -17,11 +17,6 @@ export function recordMirror(storage: StorageLike, database: string, now: { fill
   const next = { filled: (entry.mirror?.filled ?? false) || now.filled, pending: now.pending };
   if (entry.mirror?.filled === next.filled && entry.mirror?.pending === next.pending) return;
   register(storage, { ...entry, mirror: next });
-}
-
-async function isEmpty(db: ParleyDb): Promise<boolean> {
-  const counts = await Promise.all([db.meta.count(), db.outbox.count(), db.serverConversations.count(), db.conversations.count()]);
-  return counts.every((n) => n === 0);
 }
 
 /**
@@ -36,7 +31,7 @@ export async function checkMirror(
   if (!marker?.filled) return null;
   const db = openSyncDb(database, deps.dexie);
   try {
-    if (!(await isEmpty(db))) return null;
+    if (!(await mirrorIsEmpty(db))) return null;
     const cleared: MirrorCleared = { at: (deps.now ?? Date.now)(), lostChanges: marker.pending };
     await setMeta(db, MIRROR_CLEARED_KEY, cleared);
     return cleared;

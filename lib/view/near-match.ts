@@ -30,16 +30,16 @@ export function editDistance(typed: string, target: string, cap: number, prefix 
     let least = row[0];
     for (let j = 1; j < width; j++) {
       const same = typed[i - 1] === target[j - 1];
-      let d = Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + (same ? 0 : 1));
-      if (i > 1 && j > 1 && typed[i - 1] === target[j - 2] && typed[i - 2] === target[j - 1]) d = Math.min(d, before[j - 2]! + 1);
+      let d = Math.min(previous[j] + 1, row[j - 1] + 1, previous[j - 1] + (same ? 0 : 1));
+      if (i > 1 && j > 1 && typed[i - 1] === target[j - 2] && typed[i - 2] === target[j - 1]) d = Math.min(d, before[j - 2] + 1);
       row[j] = Math.min(d, over);
-      if (row[j]! < least) least = row[j]!;
+      if (row[j] < least) least = row[j];
     }
     // No cell of a later row can come back under the cap (each is at least this row's least).
     if (least > cap) return over;
     [before, previous, row] = [previous, row, before];
   }
-  return prefix ? Math.min(...previous) : previous[width - 1]!;
+  return prefix ? Math.min(...previous) : previous[width - 1];
 }
 
 /** How a conversation matches a search, best first: every word exactly, every word as a prefix, or with typos. */

@@ -4,7 +4,7 @@
 // Everything here is plain TypeScript over injected storage, fetch and IndexedDB, so it is tested
 // against the real server (tests/sync/identity.test.ts).
 import type { DexieOptions } from 'dexie';
-import { addReports, anonymousDatabaseName, type CheckFailure, type FetchLike, forgetOpenedFiles, legacyDatabaseName, loadIdentity, NOTHING_REMOVED, openSyncDb, type ParleyDb, type RemovalReport, removeDatabase, userDatabaseName, type WhoAmI } from '../sync/page';
+import { addReports, anonymousDatabaseName, type CheckFailure, type FetchLike, forgetOpenedFiles, legacyDatabaseName, loadIdentity, NOTHING_REMOVED, openSyncDb, type ParleyDb, queuedChangeCount, type RemovalReport, removeDatabase, userDatabaseName, type WhoAmI } from '../sync/page';
 import { entryFor, readRegistry, register, unregister, type LocalDatabase, type StorageLike } from './device';
 import { countOf as plural, humanSize } from './format';
 
@@ -147,7 +147,7 @@ export async function signInAgain(deps: DeviceDeps, session: LocalSession, db: P
     else if (probe.kind === 'nothing-to-probe') same = null;
     else return { ok: false, reason: probe.kind };
   }
-  const unsynced = await db.outbox.count();
+  const unsynced = await queuedChangeCount(db);
   if (same === false) return { ok: false, reason: 'other-user', by, unsynced };
   // Unproven but nothing unsynced: the database holds nothing from the server either (no
   // conversation to probe with), so nothing can cross accounts.

@@ -53,8 +53,13 @@ describe('request log', () => {
     expect(one.status).toBe(400);
     const refused = await client(() => s.baseUrl, 'pk_not-a-real-token-but-secret-9182').get('/v1/conversations');
     expect(refused.status).toBe(401);
+    // Every path of the route table is logged by its template (the table is the one list of them);
+    // a /v1 path no route has, as /v1/*.
+    const device = await alice.get('/v1/me/devices/dev_never-logged-4410');
+    const nowhere = await alice.get('/v1/no-such-thing/secret-4411');
+    expect(nowhere.status).toBe(404);
 
-    for (const r of [c, f, download, one, refused]) expect(r.headers.get('x-request-id')).toMatch(UUID);
+    for (const r of [c, f, download, one, refused, device, nowhere]) expect(r.headers.get('x-request-id')).toMatch(UUID);
     expect(recordOf(c.headers.get('x-request-id')!)).toMatchObject({
       level: 'info',
       method: 'POST',
@@ -68,9 +73,11 @@ describe('request log', () => {
     expect(recordOf(download.headers.get('x-request-id')!)).toMatchObject({ method: 'GET', route: '/files/:id/:name', status: 200, user_id: null });
     expect(recordOf(one.headers.get('x-request-id')!)).toMatchObject({ method: 'GET', route: '/v1/files/:id', status: 400, user_id: 'alice' });
     expect(recordOf(refused.headers.get('x-request-id')!)).toMatchObject({ route: '/v1/conversations', status: 401, user_id: null });
+    expect(recordOf(device.headers.get('x-request-id')!)).toMatchObject({ method: 'GET', route: '/v1/me/devices/:id' });
+    expect(recordOf(nowhere.headers.get('x-request-id')!)).toMatchObject({ method: 'GET', route: '/v1/*', status: 404 });
 
     const everything = [...out, ...err].join('\n');
-    for (const secret of [s.tokens.alice, 'pk_not-a-real-token-but-secret-9182', sig, 'sig=', secretContent, fileName, f.body.id, c.body.id]) {
+    for (const secret of [s.tokens.alice, 'pk_not-a-real-token-but-secret-9182', sig, 'sig=', secretContent, fileName, f.body.id, c.body.id, 'dev_never-logged-4410', 'secret-4411']) {
       expect(everything).not.toContain(secret);
     }
   });

@@ -30,7 +30,7 @@ export function parseArguments(args: string[]): { query: AuditQuery; json: boole
   const options = new Map<string, string>();
   let json = false;
   for (let i = 0; i < args.length; i++) {
-    const arg = args[i]!;
+    const arg = args[i];
     if (!arg.startsWith('--')) return `unexpected argument ${JSON.stringify(arg)}`;
     const name = arg.slice(2);
     if ((FLAGS as readonly string[]).includes(name)) {
@@ -40,8 +40,8 @@ export function parseArguments(args: string[]): { query: AuditQuery; json: boole
     }
     if (!(OPTIONS as readonly string[]).includes(name)) return `unknown option ${JSON.stringify(arg)} (it takes ${[...OPTIONS, ...FLAGS].map((o) => `--${o}`).join(', ')})`;
     if (options.has(name)) return `--${name} given twice`;
-    if (i + 1 >= args.length || args[i + 1]!.startsWith('--')) return `--${name} needs a value`;
-    options.set(name, args[++i]!);
+    if (i + 1 >= args.length || args[i + 1].startsWith('--')) return `--${name} needs a value`;
+    options.set(name, args[++i]);
   }
   const query: AuditQuery = {};
   const user = options.get('user');
@@ -72,8 +72,8 @@ function objectText(row: AuditRow): string {
 export function formatTable(rows: AuditRow[]): string {
   const header = ['TIME', 'USER', 'TOKEN', 'ACTION', 'OBJECT', 'ADDRESS', 'OUTCOME'];
   const lines = rows.map((r) => [new Date(r.at).toISOString(), r.user_id, r.token_id ?? '-', r.action, objectText(r), r.address ?? '-', r.outcome]);
-  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
-  return [header, ...lines].map((l) => l.map((cell, i) => (i === l.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ')).join('\n');
+  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));
+  return [header, ...lines].map((l) => l.map((cell, i) => (i === l.length - 1 ? cell : cell.padEnd(widths[i]))).join('  ')).join('\n');
 }
 
 export function formatJson(row: AuditRow): string {

@@ -291,5 +291,5 @@ export async function readAudit(db: Db, query: AuditQuery): Promise<AuditRow[]> 
     const object = query.object;
     q = q.where((eb) => eb.or([eb('object_id', '=', object), eb('conversation_id', '=', object)]));
   }
-  return (await q.orderBy('seq').execute()) as AuditRow[];
+  return q.orderBy('seq').execute();
 }

@@ -140,7 +140,7 @@ export class ChangeFeed {
     const rows = await this.userEvents(this.db, { user, after, limit: limit + 1 });
     const hasMore = rows.length > limit;
     const taken = hasMore ? rows.slice(0, limit) : rows;
-    const next = taken.length > 0 ? taken[taken.length - 1]!.seq : after;
+    const next = taken.length > 0 ? taken[taken.length - 1].seq : after;
     const last = new Map<string, EventRow>();
     for (const row of taken) last.set(row.object_id, row);
     const live = [...last.values()];
@@ -211,7 +211,7 @@ export class ChangeFeed {
     const out = new Map<string, StoredFile>();
     for (const ids of chunks(events.map((e) => e.object_id), 500)) {
       const rows = await this.db.selectFrom('files').selectAll().where('user_id', '=', user).where('id', 'in', ids).execute();
-      for (const row of rows) out.set(row.id, row as StoredFile);
+      for (const row of rows) out.set(row.id, row);
     }
     return out;
   }

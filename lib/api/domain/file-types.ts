@@ -5,7 +5,7 @@ const MEDIA_TYPE = /^[a-z0-9][a-z0-9!#$&^_.+-]{0,126}\/[a-z0-9][a-z0-9!#$&^_.+-]
 
 export function declaredType(raw: string | undefined): string | null {
   if (!raw) return null;
-  const essence = raw.split(';', 1)[0]!.trim().toLowerCase();
+  const essence = raw.split(';', 1)[0].trim().toLowerCase();
   if (!MEDIA_TYPE.test(essence) || essence === 'application/octet-stream') return null;
   return essence;
 }

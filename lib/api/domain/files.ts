@@ -20,7 +20,7 @@ const UPLOAD_FIELDS = new Set(Object.keys(FileUploadInput.shape).filter((name) =
 /** The part's filename with any path removed (browsers on Windows have sent C:\fakepath\x.pdf). */
 export function baseFilename(raw: string): string {
   const parts = raw.split(/[\\/]/);
-  return parts[parts.length - 1]!;
+  return parts[parts.length - 1];
 }
 
 export class Files {
@@ -152,11 +152,11 @@ export class Files {
         .values({ id: messageId, conversation_id: conversationId, user_id: user, author: user, created_at: now })
         .execute();
     } else {
-      const message = ID_PATTERN.test(message_id!)
+      const message = ID_PATTERN.test(message_id)
         ? await db
             .selectFrom('messages')
             .select(['id', 'conversation_id'])
-            .where('id', '=', message_id!)
+            .where('id', '=', message_id)
             .where('user_id', '=', user)
             .executeTakeFirst()
         : undefined;
@@ -195,7 +195,7 @@ export class Files {
 
   /** For the asset host: a file by id alone (the signed URL is the authorisation). */
   async forAsset(db: Db, id: string): Promise<StoredFile | undefined> {
-    return db.selectFrom('files').selectAll().where('id', '=', id).executeTakeFirst() as Promise<StoredFile | undefined>;
+    return db.selectFrom('files').selectAll().where('id', '=', id).executeTakeFirst();
   }
 }
 

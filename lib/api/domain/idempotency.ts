@@ -54,8 +54,8 @@ export function stringifyIteratively(root: unknown): string {
       continue;
     }
     let value = item.value;
-    if (value !== null && typeof value === 'object' && typeof (value as { toJSON?: unknown }).toJSON === 'function') {
-      value = (value as { toJSON(): unknown }).toJSON();
+    if (value !== null && typeof value === 'object' && 'toJSON' in value && typeof value.toJSON === 'function') {
+      value = value.toJSON();
     }
     if (skipped(value)) {
       if (item.inArray) out.push('null');
@@ -85,7 +85,7 @@ export function stringifyIteratively(root: unknown): string {
       }
       parts.push({ text: '}' });
     }
-    for (let i = parts.length - 1; i >= 0; i--) stack.push(parts[i]!);
+    for (let i = parts.length - 1; i >= 0; i--) stack.push(parts[i]);
   }
   return out.join('');
 }

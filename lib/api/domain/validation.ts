@@ -6,8 +6,8 @@ export function parseInput<S extends z.ZodType>(schema: S, input: Record<string,
   const result = schema.safeParse(input);
   if (result.success) return result.data;
   const unknown = result.error.issues.find((i) => i.code === 'unrecognized_keys');
-  if (unknown && unknown.code === 'unrecognized_keys') throw unknownParam(unknown.keys[0]!);
-  const issue = result.error.issues[0]!;
+  if (unknown && unknown.code === 'unrecognized_keys') throw unknownParam(unknown.keys[0]);
+  const issue = result.error.issues[0];
   const param = issue.path.length ? String(issue.path[0]) : undefined;
   if (param !== undefined && !Object.hasOwn(input, param)) throw missing(param);
   throw invalid(param, param ? `${param} ${issue.message}` : issue.message);

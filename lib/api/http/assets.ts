@@ -96,8 +96,8 @@ export async function serveAsset(
     // response overrides. The redirect itself must not outlive the presigned URL.
     const location = await presignedUrl(file.storage_key, {
       contentType: file.file_type,
-      contentDisposition: headers['Content-Disposition']!,
-      cacheControl: headers['Cache-Control']!,
+      contentDisposition: headers['Content-Disposition'],
+      cacheControl: headers['Cache-Control'],
     });
     return {
       status: 302,

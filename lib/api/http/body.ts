@@ -21,7 +21,7 @@ export type BodyKind = 'json' | 'form' | 'multipart';
 
 export function bodyKind(contentType: string | null): BodyKind | null {
   if (!contentType) return null;
-  const essence = contentType.split(';', 1)[0]!.trim().toLowerCase();
+  const essence = contentType.split(';', 1)[0].trim().toLowerCase();
   if (essence === 'application/json') return 'json';
   if (essence === 'application/x-www-form-urlencoded') return 'form';
   if (essence === 'multipart/form-data') return 'multipart';
@@ -49,7 +49,7 @@ function readText(request: ApiRequest, limit: number): Promise<string> {
         reject(invalid(undefined, `Request body must be at most ${limit} bytes`));
       } else chunks.push(chunk);
     });
-    body.once('end', () => resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8')));
+    body.once('end', () => resolve(chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks).toString('utf8')));
     body.once('error', () => reject(invalid(undefined, 'The request body could not be read')));
   });
 }

@@ -53,13 +53,13 @@ export async function serveHealth(
   const names = Object.keys(checks);
   const results = await Promise.all(
     names.map(async (name) =>
-      run(checks[name]!, options.timeoutMs ?? READINESS_TIMEOUT_MS).catch((error: unknown) => {
+      run(checks[name], options.timeoutMs ?? READINESS_TIMEOUT_MS).catch((error: unknown) => {
         log.error(`[parley] readiness: ${name} is not usable`, { check: name, request_id: request.context?.id }, error);
         return 'failed' as const;
       }),
     ),
   );
-  const report = Object.fromEntries(names.map((name, i) => [name, results[i]!]));
+  const report = Object.fromEntries(names.map((name, i) => [name, results[i]]));
   for (const name of names) {
     if (report[name] === 'timeout') log.error(`[parley] readiness: ${name} did not answer in time`, { check: name, request_id: request.context?.id });
   }

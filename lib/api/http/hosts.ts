@@ -58,7 +58,7 @@ export class HostPolicy {
     if (!match || port < 1 || port > 65535) {
       throw hostError('The Host header is missing or malformed; it must name a host this server allows (ALLOWED_HOSTS)');
     }
-    const name = match[1]!.toLowerCase();
+    const name = match[1].toLowerCase();
     if (!this.allows(name, port, request.localPort)) {
       throw hostError(
         `Host "${raw}" is not allowed for this server: add it to ALLOWED_HOSTS (a comma list of host or host:port), or set ASSET_URL`,

@@ -33,6 +33,11 @@ export interface RequestContext {
   id: string;
   /** Set once the request is authenticated. */
   user: string | null;
+  /**
+   * The route table's path template of the request (`/v1/files/{id}`), set where the request is
+   * matched against the table (service.ts, the proxy): the one list of /v1 paths is that table.
+   */
+  route?: string;
 }
 
 // Printable, no spaces or quotes, at most 128: what proxies (nginx $request_id, a UUID, a trace id) send.
@@ -44,23 +49,18 @@ export function requestId(incoming: string | string[] | null | undefined): strin
   return value && SANE_REQUEST_ID.test(value) ? value : randomUUID();
 }
 
-const ID = ':id';
-
-/** `/v1/files/abc` → `/v1/files/:id`; `/files/<id>/<name>` → `/files/:id/:name`; pages keep their path. */
-export function routeTemplate(path: string): string {
+/**
+ * What a request is logged under: its route's template when the route table matched it
+ * (`/v1/files/{id}` → `/v1/files/:id`); else `/files/<id>/<name>` → `/files/:id/:name`, a /v1 path
+ * no route has → `/v1/*`, and the app's pages keep their path.
+ */
+export function routeTemplate(path: string, context?: RequestContext | null): string {
+  if (context?.route) return context.route.replace(/\{([^}]+)\}/g, ':$1');
   const trimmed = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
   const s = trimmed.split('/');
   if (trimmed === '/healthz' || trimmed === '/readyz') return trimmed;
   if (s[1] === 'files') return '/files/:id/:name';
-  if (s[1] === 'v1') {
-    if (s.length === 2) return '/v1';
-    const collection = s[2];
-    if (collection === 'conversations' || collection === 'files') return s.length === 3 ? `/v1/${collection}` : s.length === 4 ? `/v1/${collection}/${ID}` : '/v1/*';
-    if (collection === 'uploads') return s.length === 3 ? '/v1/uploads' : s.length === 4 ? `/v1/uploads/${ID}` : '/v1/*';
-    if (collection === 'events') return s.length === 3 ? '/v1/events' : s.length === 4 && s[3] === 'stream' ? '/v1/events/stream' : '/v1/*';
-    if ((collection === 'me' || collection === 'openapi.json') && s.length === 3) return `/v1/${collection}`;
-    return '/v1/*';
-  }
+  if (s[1] === 'v1') return s.length === 2 ? '/v1' : '/v1/*';
   // The app's own pages and assets: no user data in these paths. Long probes are cut.
   if (s[1] === '_next') return '/_next/*';
   return trimmed.length > 100 ? `${trimmed.slice(0, 100)}…` : trimmed;
@@ -69,7 +69,7 @@ export function routeTemplate(path: string): string {
 type Fields = Record<string, unknown>;
 
 function describeError(error: Error): Fields {
-  const e = error as Error & { code?: unknown; cause?: unknown };
+  const e: Error & { code?: unknown; cause?: unknown } = error;
   return {
     name: e.name,
     message: e.message,

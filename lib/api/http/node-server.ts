@@ -178,7 +178,7 @@ export function createHttpServer(
         options.log?.request({
           request_id: context.id,
           method: req.method ?? 'GET',
-          route: routeTemplate(splitTarget(req.url ?? '/').path),
+          route: routeTemplate(splitTarget(req.url ?? '/').path, context),
           status: res.headersSent ? res.statusCode : null,
           duration_ms: Math.round((performance.now() - started) * 10) / 10,
           user_id: context.user,

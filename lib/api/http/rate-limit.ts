@@ -71,7 +71,7 @@ export function tokenKey(token: string): string {
 export function addressKey(address: string | null | undefined): string {
   if (!address) return 'unknown';
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return mapped[1]!;
+  if (mapped) return mapped[1];
   if (!isIPv6(address)) return address;
   const [head = '', tail = ''] = address.toLowerCase().split('::');
   const left = head ? head.split(':') : [];

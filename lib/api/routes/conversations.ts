@@ -62,7 +62,7 @@ export const conversationRoutes: Route[] = [
     responses: { '200': ok('The conversation', 'Conversation'), ...common, ...none },
     handle: async (api, { request, user, params }) => {
       refuseQueryParameters(request.query);
-      return { status: 200, body: await api.conversations.retrieve(api.db, user, params.id!) };
+      return { status: 200, body: await api.conversations.retrieve(api.db, user, params.id) };
     },
   },
   {
@@ -81,7 +81,7 @@ export const conversationRoutes: Route[] = [
         user,
         request.header('idempotency-key'),
         () => ({ method: 'PUT', path: request.path, content: fields }),
-        async (trx) => ({ status: 200, body: await api.conversations.update(trx, user, params.id!, fields) }),
+        async (trx) => ({ status: 200, body: await api.conversations.update(trx, user, params.id, fields) }),
         { singleWrite: true, audit: request.audit },
       );
       return api.written(user, result);
@@ -96,7 +96,7 @@ export const conversationRoutes: Route[] = [
     idempotent: true,
     responses: { '204': empty('Deleted'), ...common, ...none, ...writes },
     handle: async (api, call) => {
-      const result = await deleteOne(api, call, (trx) => api.conversations.delete(trx, call.user, call.params.id!));
+      const result = await deleteOne(api, call, (trx) => api.conversations.delete(trx, call.user, call.params.id));
       // Its uploads went with it (by trigger); a PATCH of this process still writing to one is ended.
       await api.uploads.endDeleted().catch((error) => api.log.error('[parley] ending the uploads of a deleted conversation failed:', error));
       return result;

@@ -50,8 +50,8 @@ export const deviceRoutes: Route[] = [
     handle: async (api, { request, user, params }) => {
       const query = Object.fromEntries(request.query);
       const { wipe } = parseInput(z.strictObject({ wipe: BooleanInput.optional() }), query);
-      await removeDevice(api.db, user, params.id!, { wipe: wipe ?? false, ttlSeconds: api.config.tokenTtlSeconds, audit: request.audit });
-      api.forgetToken(params.id!);
+      await removeDevice(api.db, user, params.id, { wipe: wipe ?? false, ttlSeconds: api.config.tokenTtlSeconds, audit: request.audit });
+      api.forgetToken(params.id);
       return { status: 204 };
     },
   },
@@ -83,7 +83,7 @@ export const deviceRoutes: Route[] = [
     responses: { '200': ok('The pairing', 'Pairing'), ...common, ...noPairing },
     handle: async (api, { request, user, params }) => {
       refuseQueryParameters(request.query);
-      return { status: 200, body: await api.pairings.get(user, params.id!) };
+      return { status: 200, body: await api.pairings.get(user, params.id) };
     },
   },
   decision('/approve', 'approvePairing', 'Let the device in', 'Extension: the device that redeemed the code may now collect its own device token (within 2 minutes).', true),
@@ -104,10 +104,10 @@ export const deviceRoutes: Route[] = [
     body: { schema: PairingRedeemInput, media: FIELD_MEDIA, required: true, name: 'PairingRedeem' },
     responses: {
       '201': ok('Redeemed: wait for approval', 'PairingRedeemed'),
-      '400': common['400']!,
+      '400': common['400'],
       ...notFound('no such code'),
       ...expiredOrUsed,
-      '429': common['429']!,
+      '429': common['429'],
       ...publicCommon,
       ...unsupportedMedia(fieldsMedia),
     },
@@ -135,19 +135,19 @@ export const deviceRoutes: Route[] = [
     body: { schema: PairingTokenInput, media: FIELD_MEDIA, required: true, name: 'PairingCollect' },
     responses: {
       '200': ok('The device token', 'PairingToken'),
-      '400': common['400']!,
+      '400': common['400'],
       '403': error('pairing_denied: the other device refused'),
       ...notFound('no such pairing, or not its secret'),
       '409': retryable('pairing_pending: not approved yet; ask again after Retry-After'),
       ...expiredOrUsed,
-      '429': common['429']!,
+      '429': common['429'],
       ...publicCommon,
       ...unsupportedMedia(fieldsMedia),
     },
     handle: async (api, { request, params }) => {
       refuseQueryParameters(request.query);
       const fields = parseInput(PairingTokenInput, await readFields(request));
-      return { status: 200, body: await api.pairings.collect(params.id!, fields.secret) };
+      return { status: 200, body: await api.pairings.collect(params.id, fields.secret) };
     },
   },
 ];
@@ -169,7 +169,7 @@ function decision(step: '/approve' | '/deny', operationId: string, summary: stri
     },
     handle: async (api, { request, user, params }) => {
       refuseQueryParameters(request.query);
-      return { status: 200, body: await api.pairings.decide(user, params.id!, approve) };
+      return { status: 200, body: await api.pairings.decide(user, params.id, approve) };
     },
   };
 }

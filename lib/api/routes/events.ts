@@ -60,7 +60,8 @@ export const eventRoutes: Route[] = [
       const token = bearerToken(request.header('authorization'));
       for (const name of request.query.keys()) if (name !== 'after') throw unknownParam(name);
       const lastEventId = request.header('last-event-id');
-      const queryAfter = request.query.has('after') ? api.feed.decode(user, request.query.get('after')!) : null;
+      const afterParam = request.query.get('after');
+      const queryAfter = afterParam !== null ? api.feed.decode(user, afterParam) : null;
       const after = lastEventId ? api.feed.decode(user, lastEventId, 'Last-Event-ID') : (queryAfter ?? (await api.feed.head(user)));
       await api.feed.check(user, after);
       api.hub.admit(user); // no await between this and the stream's attaching

@@ -59,7 +59,7 @@ export const fileRoutes: Route[] = [
     responses: { '200': ok('The file', 'File'), ...common, ...none },
     handle: async (api, { request, user, params }) => {
       refuseQueryParameters(request.query);
-      return { status: 200, body: api.files.toFile(await api.files.get(api.db, user, params.id!), api.assetBase(request)) };
+      return { status: 200, body: api.files.toFile(await api.files.get(api.db, user, params.id), api.assetBase(request)) };
     },
   },
   {
@@ -84,7 +84,7 @@ export const fileRoutes: Route[] = [
         user,
         request.header('idempotency-key'),
         () => ({ method: 'PUT', path: request.path, content: fields }),
-        async (trx) => ({ status: 200, body: await api.files.rename(trx, user, params.id!, fields, api.assetBase(request)) }),
+        async (trx) => ({ status: 200, body: await api.files.rename(trx, user, params.id, fields, api.assetBase(request)) }),
         { singleWrite: false, audit: request.audit },
       );
       return api.written(user, result);
@@ -98,7 +98,7 @@ export const fileRoutes: Route[] = [
     description: 'Deletes the file and its stored bytes; its file_url answers 404 from then on.',
     idempotent: true,
     responses: { '204': empty('Deleted'), ...common, ...none, ...writes },
-    handle: (api, call) => deleteOne(api, call, (trx) => api.files.delete(trx, call.user, call.params.id!)),
+    handle: (api, call) => deleteOne(api, call, (trx) => api.files.delete(trx, call.user, call.params.id)),
   },
 ];
 

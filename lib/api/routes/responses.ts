@@ -15,7 +15,7 @@ export const error = (description: string, headers: object = {}) => ({ descripti
 export const retryable = (description: string) => error(description, header('Retry-After'));
 
 /** What any route of a user may answer besides its own. */
-export const common: Responses = {
+export const common = {
   '400': error('parameter_invalid, parameter_missing or parameter_unknown (query or body; with the param); a malformed body; a Host that is not allowed'),
   '401': error('unauthenticated: a missing, malformed or unknown bearer token', header('WWW-Authenticate')),
   '405': error('method_not_allowed: the path does not take this method; Allow lists those it takes', header('Allow')),
@@ -24,7 +24,7 @@ export const common: Responses = {
   ),
   '500': error('internal: an unexpected failure (logged; no details in the answer)'),
   '503': retryable('service_unavailable: the database is read-only or unreachable; retry after Retry-After'),
-};
+} satisfies Responses;
 
 /** What a write may answer besides: storage that cannot take it (retryable, nothing stored). */
 export const writes: Responses = {
@@ -38,7 +38,7 @@ export const unsupportedMedia = (accepted: string) => ({ '415': error(`unsupport
 export const notFound = (what: string) => ({ '404': error(`resource_missing: ${what}`) });
 
 /** Public routes answer without a token: no 401, no per-token limits. */
-export const publicCommon: Responses = { '405': common['405']!, '500': common['500']! };
+export const publicCommon: Responses = { '405': common['405'], '500': common['500'] };
 
 /** Headers components (openapi.ts). */
 export const HEADERS = {

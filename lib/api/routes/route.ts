@@ -60,7 +60,7 @@ export interface Call {
   params: Record<string, string>;
 }
 
-export interface Route {
+interface RouteFields {
   /** `*`: every method the path's other routes do not take (tus has its own rules; undocumented). */
   method: Method | '*';
   /** The OpenAPI path template: /v1/conversations/{id}. */
@@ -71,12 +71,6 @@ export interface Route {
   tag: string;
   /** Served only when this extension is on (EXTENSIONS). */
   extension?: Extension;
-  /**
-   * public: no token (and a method the path does not take is refused before any token is asked
-   * for); stream: a token, but no rate-limit charge or fair-share turn, and the handler answers
-   * with a raw reply; default: a token, the rate limits and a fair-share turn.
-   */
-  access?: 'public' | 'stream';
   /** Public routes: counted per client address (pairing: RATE_LIMIT_PAIRING_PER_MINUTE; address: the limit without a valid token). */
   rateLimit?: 'pairing' | 'address';
   /** Moves bytes for long: takes no fair-share turn (http/fair-share.ts). */
@@ -93,8 +87,17 @@ export interface Route {
   /** A body: fields validated by `schema` (a component named `name` in the document), or raw bytes (schema null). */
   body?: { schema: z.ZodType | null; media: readonly string[]; required: boolean; name: string };
   responses: Responses;
-  handle(api: Api, call: Call): Promise<ApiResult | ApiReply> | ApiResult;
 }
+
+/**
+ * `access` — public: no token (and a method the path does not take is refused before any token is
+ * asked for); stream: a token, but no rate-limit charge or fair-share turn, and the handler answers
+ * with a raw reply; default: a token, the rate limits and a fair-share turn. Only a stream's
+ * handler answers with a raw reply, so the type says which handler answers what.
+ */
+export type Route =
+  | (RouteFields & { access?: 'public'; handle(api: Api, call: Call): Promise<ApiResult> | ApiResult })
+  | (RouteFields & { access: 'stream'; handle(api: Api, call: Call): Promise<ApiReply> });
 
 /** Bodies of POST/PUT that carry fields (http/body.ts reads all three). */
 export const FIELD_MEDIA = ['application/json', 'application/x-www-form-urlencoded', 'multipart/form-data'] as const;

@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import type { Route } from './route';
 
 interface PathEntry {
+  template: string;
   segments: string[];
   routes: Route[];
   /** The path's parameters checked here (a route with `missing`): each one's schema, and what a failing one is. */
@@ -11,6 +12,8 @@ interface PathEntry {
 }
 
 export interface PathMatch {
+  /** The matched path template, as the table writes it (`/v1/files/{id}`). */
+  template: string;
   /** Every route of the matched path, in table order. */
   routes: Route[];
   params: Record<string, string>;
@@ -23,8 +26,8 @@ export class Router {
 
   constructor(routes: readonly Route[]) {
     for (const route of routes) {
-      let entry = this.paths.find((p) => p.segments.join('/') === route.path);
-      if (!entry) this.paths.push((entry = { segments: route.path.split('/'), routes: [], checks: [], missing: null }));
+      let entry = this.paths.find((p) => p.template === route.path);
+      if (!entry) this.paths.push((entry = { template: route.path, segments: route.path.split('/'), routes: [], checks: [], missing: null }));
       entry.routes.push(route);
       if (route.missing && route.params && !entry.missing) {
         entry.missing = route.missing;
@@ -40,7 +43,7 @@ export class Router {
       if (entry.segments.length !== segments.length) continue;
       const params: Record<string, string> = {};
       const matches = entry.segments.every((template, i) => {
-        const segment = segments[i]!;
+        const segment = segments[i];
         if (template.startsWith('{')) {
           params[template.slice(1, -1)] = segment; // even '': its schema refuses it (404 of the resource)
           return true;
@@ -49,7 +52,7 @@ export class Router {
       });
       if (!matches) continue;
       const failed = entry.checks.some(([name, schema]) => !schema.safeParse(params[name]).success);
-      return { routes: entry.routes, params, missing: failed ? entry.missing : null };
+      return { template: entry.template, routes: entry.routes, params, missing: failed ? entry.missing : null };
     }
     return null;
   }

@@ -31,7 +31,7 @@ const tusAnswers = (responses: Responses): Responses =>
 const upload = { path: '/v1/uploads/{id}', tag: 'Uploads', extension: 'uploads', long: true, params: z.strictObject({ id: Id }) } as const;
 /** The path's other methods: an overridden POST's handler, or 405. */
 const others = (api: Api, { request, user, params }: Call) => serveTus(api.uploads, request, user, params.id);
-const options: Omit<Route, 'path' | 'operationId'> = {
+const options = {
   method: 'OPTIONS',
   tag: 'Uploads',
   extension: 'uploads',
@@ -47,8 +47,8 @@ const options: Omit<Route, 'path' | 'operationId'> = {
     }),
     ...publicCommon,
   },
-  handle: (api) => tusOptions(api.config.maxUploadBytes),
-};
+  handle: (api: Api) => tusOptions(api.config.maxUploadBytes),
+} as const satisfies Omit<Route, 'path' | 'operationId'>;
 
 export const uploadRoutes: Route[] = [
   { ...options, path: '/v1/uploads', operationId: 'uploadOptions' },
@@ -77,7 +77,7 @@ export const uploadRoutes: Route[] = [
       '413': error('file_too_large: Upload-Length over MAX_UPLOAD_BYTES (Tus-Max-Size), or a body past Upload-Length'),
       '415': error('unsupported_media_type: a body that is not application/offset+octet-stream'),
       '429': retryable(
-        `${(common['429'] as { description: string }).description}; or too_many_uploads: the user has MAX_OPEN_UPLOADS_PER_USER unfinished uploads (an abandoned one counts until it expires; Retry-After: until the first of them does) — finish or DELETE one`,
+        `${common['429'].description}; or too_many_uploads: the user has MAX_OPEN_UPLOADS_PER_USER unfinished uploads (an abandoned one counts until it expires; Retry-After: until the first of them does) — finish or DELETE one`,
       ),
     }),
     handle: (api, call) => (methodOverride(call.request) ? others(api, call) : tusHandlers.POST(api.uploads, call.request, call.user)),

@@ -29,10 +29,10 @@ export function prepare<A extends Record<string, unknown>, R>(
   const slots = compiled.parameters.map((p) => (p instanceof Slot ? p.name : null));
   const isRead = compiled.query.kind === 'SelectQueryNode';
   return async (executor, args) => {
-    const parameters = compiled.parameters.map((p, i) => (slots[i] === null ? p : args[slots[i]!]));
+    const parameters = compiled.parameters.map((p, i) => (slots[i] === null ? p : args[slots[i]]));
     const reader = isRead && executor === db ? fastReaders.get(db) : undefined;
     if (reader) return reader.all(compiled.sql, parameters) as R[];
-    const query: CompiledQuery<R> = { ...compiled, parameters } as CompiledQuery<R>;
+    const query: CompiledQuery<R> = { ...compiled, parameters };
     const result = await executor.executeQuery(query);
     return result.rows;
   };

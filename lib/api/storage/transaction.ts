@@ -33,7 +33,7 @@ export async function commit(trx: Transaction): Promise<void> {
   try {
     await trx.commit().execute();
   } catch (error) {
-    const { code, severity } = (error ?? {}) as { code?: unknown; severity?: unknown };
+    const { code, severity }: { code?: unknown; severity?: unknown } = error ?? {};
     const answered = typeof code === 'string' && (code.startsWith('SQLITE_') || (/^[0-9A-Z]{5}$/.test(code) && severity === 'ERROR'));
     if (!answered && typeof error === 'object' && error !== null) outcomeUnknown.add(error);
     await rollbackQuietly(trx);

@@ -121,7 +121,7 @@ function parseJson(text: string): unknown {
 /** `code` and `message` of a JSON object that has them as non-empty strings, whatever else it holds. */
 function looseError(json: unknown): { code: string | null; message: string | null } {
   if (typeof json !== 'object' || json === null || Array.isArray(json)) return { code: null, message: null };
-  const { code, message } = json as { code?: unknown; message?: unknown };
+  const { code, message }: { code?: unknown; message?: unknown } = json;
   return {
     code: typeof code === 'string' && code !== '' ? code : null,
     message: typeof message === 'string' && message !== '' ? message : null,

@@ -11,3 +11,11 @@ export class SyncInputError extends Error {
     this.name = 'SyncInputError';
   }
 }
+
+/**
+ * A field of a thrown value, whatever it is (errors of fetch, Dexie and the DOM carry `name`,
+ * `message`, `cause`, `inner`, `failures`): undefined when it is not an object or has no such field.
+ */
+export function errorField(thrown: unknown, key: string): unknown {
+  return (typeof thrown === 'object' && thrown !== null) || typeof thrown === 'function' ? Reflect.get(thrown, key) : undefined;
+}

@@ -4,6 +4,7 @@
 // zod/mini's parse takes any zod schema (the objects are zod/mini's: lib/objects.ts).
 import { safeParse, type core } from 'zod/mini';
 import { classify, type Outcome } from './classify';
+import { errorField } from './errors';
 
 export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>;
 
@@ -33,8 +34,8 @@ export type UploadLike = (input: string, init: RequestInit, onProgress: (sent: n
 const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH', 'ENETDOWN', 'UND_ERR_CONNECT_TIMEOUT']);
 
 function couldNotConnect(error: unknown): boolean {
-  const cause = (error as { cause?: { code?: unknown } } | null)?.cause;
-  return typeof cause?.code === 'string' && UNREACHABLE_CODES.has(cause.code);
+  const code = errorField(errorField(error, 'cause'), 'code');
+  return typeof code === 'string' && UNREACHABLE_CODES.has(code);
 }
 
 export interface RequestSpec {

@@ -2,6 +2,7 @@
 // rather than the data: a full quota, and a connection the browser dropped (iOS: "Connection to
 // Indexed Database server lost"). Plain TypeScript: the page hands in navigator.storage.estimate.
 import type { Dexie } from 'dexie';
+import { errorField } from './errors';
 
 /** What navigator.storage.estimate() answers (both fields may be missing). */
 export interface StorageEstimateLike {
@@ -38,10 +39,10 @@ export async function freeBytes(estimate: EstimateStorage | undefined): Promise<
 
 /** IndexedDB refused a write for lack of space (also when it surfaces as the transaction's abort). */
 export function isQuotaError(error: unknown): boolean {
-  for (let e = error as { name?: string; inner?: unknown } | null | undefined, depth = 0; e && depth < 4; e = e.inner as typeof e, depth++) {
-    if (e.name === 'QuotaExceededError') return true;
+  for (let e = error, depth = 0; e && depth < 4; e = errorField(e, 'inner'), depth++) {
+    if (errorField(e, 'name') === 'QuotaExceededError') return true;
     // Dexie's BulkError keeps the per-row failures.
-    const failures = (e as { failures?: unknown[] }).failures;
+    const failures = errorField(e, 'failures');
     if (Array.isArray(failures) && failures.some((f) => isQuotaError(f))) return true;
   }
   return false;
@@ -52,10 +53,10 @@ export function isQuotaError(error: unknown): boolean {
  * DatabaseClosedError and, in Dexie 4, does not open again by itself) or lost mid-transaction.
  */
 export function isConnectionLost(error: unknown): boolean {
-  const e = error as { name?: string; message?: string; inner?: { name?: string; message?: string } } | null;
-  if (!e) return false;
-  if (e.name === 'DatabaseClosedError' || e.inner?.name === 'DatabaseClosedError') return true;
-  const text = `${e.message ?? ''} ${e.inner?.message ?? ''}`;
+  if (!error) return false;
+  const inner = errorField(error, 'inner');
+  if (errorField(error, 'name') === 'DatabaseClosedError' || errorField(inner, 'name') === 'DatabaseClosedError') return true;
+  const text = `${String(errorField(error, 'message') ?? '')} ${String(errorField(inner, 'message') ?? '')}`;
   return /Connection to Indexed Database server lost/i.test(text);
 }
 

@@ -308,7 +308,7 @@ export class SyncEngine {
   private async checkStuck(): Promise<void> {
     const { db } = this.deps;
     const now = this.clock.now();
-    const pending = (await db.outbox.where('state').anyOf('queued', 'inflight').primaryKeys()) as number[];
+    const pending: number[] = await db.outbox.where('state').anyOf('queued', 'inflight').primaryKeys();
     const before = this.watched;
     this.watched = new Set(pending);
     if (pending.length === 0 || before.size === 0 || [...before].some((seq) => !this.watched.has(seq))) this.movedAt = now;

@@ -249,7 +249,7 @@ export function openSyncDb(name: string, options: DexieOptions = {}): ParleyDb {
   db.version(6)
     .stores({})
     .upgrade(async (tx) => {
-      const ops = (await tx.table('outbox').toArray()) as OutboxOp[];
+      const ops: OutboxOp[] = await tx.table('outbox').toArray();
       const changed = new Set(ops.map((op) => op.entityId));
       const deleting = new Set(ops.filter((op) => op.body.kind === 'conversation.delete').map((op) => op.entityId));
       await tx

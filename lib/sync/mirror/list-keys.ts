@@ -32,16 +32,14 @@ export function conversationListKeys(c: Conversation): ConversationListKeys {
   };
 }
 
-type Row = Record<string, unknown>;
-
 function withKeys(value: unknown): unknown {
   if (!value || typeof value !== 'object') return value;
-  return { ...(value as Row), listKeys: conversationListKeys(value as Conversation) };
+  return { ...value, listKeys: conversationListKeys(value as Conversation) };
 }
 
 function strip(value: unknown): unknown {
   if (!value || typeof value !== 'object' || !('listKeys' in value)) return value;
-  const { listKeys: _keys, ...rest } = value as Row;
+  const { listKeys: _keys, ...rest } = value;
   return rest;
 }
 

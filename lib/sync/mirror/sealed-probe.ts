@@ -13,7 +13,7 @@ export async function isSealedDatabase(name: string, options: DexieOptions = {})
   try {
     await raw.open();
     for (const table of raw.tables.filter((t) => PROBED.includes(t.name))) {
-      const [row] = (await table.limit(1).toArray()) as Array<Record<string, unknown> | undefined>;
+      const [row]: (Record<string, unknown> | undefined)[] = await table.limit(1).toArray();
       if (row && row.$ instanceof Uint8Array) return true;
     }
     return false;

@@ -10,9 +10,8 @@
 // skips that read (`diff: false`).
 import type { Conversation, FileObject } from '../../schemas';
 import type { ConversationView, FileView, ParleyDb, ServerConversation, ServerFile } from './db';
-import { isTempId } from './blocking';
 import { loadPending, rebuildViews, type PendingIndex } from './rebase';
-import { serverWord, wholeServerWord } from './server-word';
+import { serverWord } from './server-word';
 
 export interface StoreContext {
   db: ParleyDb;
@@ -45,7 +44,7 @@ export function sameFields<T extends object>(stored: object | undefined, fresh: 
 /** Writes the conversations the server changed (all of them without `diff`); returns their ids. */
 export async function putConversations(ctx: StoreContext, page: readonly Conversation[], diff: boolean): Promise<string[]> {
   const { db, pending, copies } = ctx;
-  let rows: ServerConversation[] = page as ServerConversation[];
+  let rows: readonly ServerConversation[] = page;
   if (diff) {
     const known = (await serverWord(db.serverConversations, db.conversations, page.map((c) => c.id), copies.conversations)).rows;
     rows = page.filter((c, i) => !sameFields(known[i], c));
@@ -128,24 +127,25 @@ export async function putFiles(
  * only rows no pending work mentions.
  */
 export async function forget(db: ParleyDb, gone: { conversations?: readonly string[]; files?: readonly string[] }): Promise<void> {
-  const conversations = gone.conversations ?? [];
-  const files = gone.files ?? [];
+  const conversations = [...(gone.conversations ?? [])];
+  const files = [...(gone.files ?? [])];
   if (conversations.length > 0) {
-    await db.serverConversations.bulkDelete(conversations as string[]);
-    await db.conversations.bulkDelete(conversations as string[]);
-    await db.fileScans.bulkDelete(conversations as string[]);
+    await db.serverConversations.bulkDelete(conversations);
+    await db.conversations.bulkDelete(conversations);
+    await db.fileScans.bulkDelete(conversations);
   }
   if (files.length > 0) {
-    await db.serverFiles.bulkDelete(files as string[]);
-    await db.files.bulkDelete(files as string[]);
+    await db.serverFiles.bulkDelete(files);
+    await db.files.bulkDelete(files);
   }
 }
 
 /** Ids of the files the server has (as far as we know) in these conversations: kept copies and shown rows. */
 export async function filesIn(db: ParleyDb, conversations: readonly string[]): Promise<string[]> {
+  const ids = [...conversations];
   const [kept, shown] = await Promise.all([
-    db.serverFiles.where('conversationId').anyOf(conversations as string[]).primaryKeys(),
-    db.files.where('conversationId').anyOf(conversations as string[]).primaryKeys(),
+    db.serverFiles.where('conversationId').anyOf(ids).primaryKeys(),
+    db.files.where('conversationId').anyOf(ids).primaryKeys(),
   ]);
   return [...new Set([...kept, ...shown])];
 }
@@ -157,7 +157,7 @@ export async function filesIn(db: ParleyDb, conversations: readonly string[]): P
  */
 export async function removeGone(ctx: StoreContext, gone: { conversations?: Iterable<string>; files?: Iterable<string> }): Promise<{ conversations: string[]; files: string[] }> {
   const { db, pending } = ctx;
-  const kept = { conversations: [] as string[], files: [] as string[] };
+  const kept: { conversations: string[]; files: string[] } = { conversations: [], files: [] };
   const conversations: string[] = [];
   for (const id of gone.conversations ?? []) (pending.mentioned.has(id) ? kept.conversations : conversations).push(id);
   const files: string[] = [];
@@ -173,27 +173,4 @@ export async function removeGone(ctx: StoreContext, gone: { conversations?: Iter
   for (const id of conversations) ctx.copies.conversations.delete(id);
   for (const id of files) ctx.copies.files.delete(id);
   return kept;
-}
-
-// ---- The server's last word as a whole (copies where kept, synced visible rows elsewhere). ----
-
-/** Every conversation the server has, as far as this mirror knows. */
-export async function serverConversationRows(db: ParleyDb): Promise<ServerConversation[]> {
-  // Whole tables read with getAll (a filtered cursor costs a round trip per row).
-  const [kept, shown] = await Promise.all([db.serverConversations.toArray(), db.conversations.toArray()]);
-  return wholeServerWord(kept, shown);
-}
-
-/** The server's last word on these files (undefined: not known to be on the server). */
-export async function serverFileRows(db: ParleyDb, ids: string[]): Promise<(ServerFile | undefined)[]> {
-  return (await serverWord(db.serverFiles, db.files, ids)).rows;
-}
-
-/** Ids of every server row this mirror knows (for the sweep): copies, and visible rows not local. */
-export async function knownServerIds(db: ParleyDb, list: 'conversations' | 'files'): Promise<string[]> {
-  const [kept, shown] =
-    list === 'conversations'
-      ? await Promise.all([db.serverConversations.toCollection().primaryKeys(), db.conversations.toCollection().primaryKeys()])
-      : await Promise.all([db.serverFiles.toCollection().primaryKeys(), db.files.toCollection().primaryKeys()]);
-  return [...new Set([...kept, ...shown.filter((id) => !isTempId(id))])];
 }

@@ -9,7 +9,8 @@ import { mentionedIds, remapOp, type OutboxOp } from './operations';
 import { done, type Write } from './lifecycle';
 import { dropChunks } from './chunks';
 import { rebuildViews } from '../mirror/rebase';
-import { filesIn, forget, serverFileRows } from '../mirror/store';
+import { filesIn, forget } from '../mirror/store';
+import { serverFileRows } from '../mirror/server-word';
 
 /** Writes what a transition (lifecycle.ts) made of the stored row `seq`, inside the caller's transaction. */
 export async function writeOutbox(db: ParleyDb, seq: number, write: Write): Promise<void> {

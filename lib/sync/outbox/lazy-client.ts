@@ -5,31 +5,25 @@
 import type { SyncClient, SyncClientOptions } from './client';
 import type { ParleyDb } from '../mirror/db';
 
-/** Every method of SyncClient; TypeScript fails here when the client gains or loses one. */
-const METHODS = {
-  resolveId: true,
-  createConversation: true,
-  updateConversation: true,
-  markOpened: true,
-  deleteConversation: true,
-  uploadFile: true,
-  renameFile: true,
-  deleteFile: true,
-  cancelUpload: true,
-  retryOperation: true,
-  discardOperation: true,
-  reuploadFile: true,
-} as const satisfies Record<keyof SyncClient, true>;
-
 /** The client's module; called again it is the same (already loaded) module. */
 export const loadClientModule = () => import('./client');
 
 export function createLazySyncClient(db: ParleyDb, options: SyncClientOptions = {}): SyncClient {
   let loaded: Promise<SyncClient> | null = null;
   const client = () => (loaded ??= loadClientModule().then(({ createSyncClient }) => createSyncClient(db, options)));
-  const lazy: Record<string, (...args: unknown[]) => Promise<unknown>> = {};
-  for (const name of Object.keys(METHODS) as (keyof SyncClient)[]) {
-    lazy[name] = async (...args: unknown[]) => ((await client())[name] as (...a: unknown[]) => Promise<unknown>)(...args);
-  }
-  return lazy as unknown as SyncClient;
+  // Every method, typed by SyncClient: TypeScript fails here when the client gains or loses one.
+  return {
+    resolveId: async (...args) => (await client()).resolveId(...args),
+    createConversation: async (...args) => (await client()).createConversation(...args),
+    updateConversation: async (...args) => (await client()).updateConversation(...args),
+    markOpened: async (...args) => (await client()).markOpened(...args),
+    deleteConversation: async (...args) => (await client()).deleteConversation(...args),
+    uploadFile: async (...args) => (await client()).uploadFile(...args),
+    renameFile: async (...args) => (await client()).renameFile(...args),
+    deleteFile: async (...args) => (await client()).deleteFile(...args),
+    cancelUpload: async (...args) => (await client()).cancelUpload(...args),
+    retryOperation: async (...args) => (await client()).retryOperation(...args),
+    discardOperation: async (...args) => (await client()).discardOperation(...args),
+    reuploadFile: async (...args) => (await client()).reuploadFile(...args),
+  };
 }

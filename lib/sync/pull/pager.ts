@@ -123,7 +123,7 @@ export async function runConcurrently<I, R>(
 
   const worker = async () => {
     while (!stopped && failure === null && next < items.length && (options.shouldContinue?.() ?? true)) {
-      const item = items[next++]!;
+      const item = items[next++];
       running++;
       try {
         const out = await job(item);

@@ -27,15 +27,15 @@ import type { ParleyDb } from '../mirror/db';
 import { setMeta } from '../mirror/meta';
 import { FEED_KEY, followFeed, probeFeed, readFeed, RECHECK_PLAIN_MS, type FeedState } from './feed';
 import { readHistory, type History } from './history';
-import { TEMP_PREFIX } from '../outbox/operations';
 import { call, type Outcome } from '../core/http';
 import { Prefetch, runPipelined, type Failure } from './pager';
 import { scanAllActive, scanUnplacedFiles } from './scan';
 import type { PullDeps } from './deps';
-import { knownServerIds, putConversations, putFiles, removeGone, storeContext, type StoreContext } from '../mirror/store';
+import { putConversations, putFiles, removeGone, storeContext, type StoreContext } from '../mirror/store';
+import { holdsNoServerWord, knownServerIds } from '../mirror/server-word';
 import { pullScope } from '../mirror/scopes';
 
-export { unplacedFileIds } from './scan';
+export { unplacedFileIds } from '../mirror/server-word';
 export { sameFields } from '../mirror/store';
 
 export const PAGE_LIMIT = 100;
@@ -110,7 +110,7 @@ async function startPass(deps: PullDeps, previous: PullState, feed: FeedState | 
     passId: previous.passId + 1,
     phase: 'conversations',
     startingAfter: null,
-    fresh: await mirrorIsFresh(db),
+    fresh: await holdsNoServerWord(db),
     feedHead: head,
     progress: { conversations: 0, files: 0 },
   };
@@ -119,19 +119,6 @@ async function startPass(deps: PullDeps, previous: PullState, feed: FeedState | 
     if (nextFeed) await setMeta(db, FEED_KEY, nextFeed);
   });
   return state;
-}
-
-/**
- * Nothing from the server is stored yet (only the user's own creates, if any): the pass can write
- * without comparing. A row from the server is either a kept copy or a visible row with a real id.
- */
-async function mirrorIsFresh(db: ParleyDb): Promise<boolean> {
-  if ((await db.serverConversations.count()) + (await db.serverFiles.count()) > 0) return false;
-  // Counts only (no row is read): every visible row is one of the user's creates (a temp id).
-  for (const table of [db.conversations, db.files] as const) {
-    if ((await table.count()) !== (await table.where(':id').startsWith(TEMP_PREFIX).count())) return false;
-  }
-  return true;
 }
 
 /** Runs (or resumes) a full listing to its end; null when it completed. */

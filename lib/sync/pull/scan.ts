@@ -17,30 +17,13 @@ import { readHistory } from './history';
 import { runConcurrently, type Failure } from './pager';
 import type { PullDeps } from './deps';
 import { PULL_KEY, type PullProgress, type PullState } from './state';
-import { putFiles, serverConversationRows, serverFileRows, storeContext } from '../mirror/store';
+import { putFiles, storeContext } from '../mirror/store';
+import { serverConversationRows, serverFileRows, unplacedFileIds } from '../mirror/server-word';
 import { pullScope } from '../mirror/scopes';
 
 export const SCAN_CONCURRENCY = 4;
 export const SCAN_BATCH = 50;
 const PAGE_LIMIT = 100;
-
-/**
- * Ids of server files whose conversation is unknown, among the kept server copies and the
- * visible rows (store.ts). IndexedDB does not index null, so these are all keys minus the keys
- * the conversationId index holds (keys only: no row is read).
- */
-export async function unplacedFileIds(db: ParleyDb): Promise<Set<string>> {
-  return db.transaction('r', db.serverFiles, db.files, async () => {
-    const unplaced = new Set<string>();
-    for (const table of [db.serverFiles, db.files] as const) {
-      const keys = await table.toCollection().primaryKeys();
-      if (keys.length === 0) continue;
-      const placed = new Set(await table.orderBy('conversationId').primaryKeys());
-      for (const id of keys) if (!placed.has(id)) unplaced.add(id);
-    }
-    return unplaced;
-  });
-}
 
 interface Listing {
   conversation: Conversation;

@@ -4,6 +4,7 @@
 // else's (another user's resource is answered like a missing one).
 import { Conversation, ConversationPage, Me } from '../../objects';
 import type { ParleyDb } from '../mirror/db';
+import { someServerConversationIds } from '../mirror/server-word';
 import { call, type FetchLike } from '../core/http';
 
 export interface ServerAccess {
@@ -59,11 +60,7 @@ export const PROBE_IDS = 3;
 
 /** Real server ids of conversations this database mirrored (never `local_` temp ids). */
 export async function probeIdsOf(db: ParleyDb, count = PROBE_IDS): Promise<string[]> {
-  // Rows with pending work keep a server copy; the rest are shown as the server has them.
-  const kept = (await db.serverConversations.limit(count).primaryKeys()) as string[];
-  if (kept.length >= count) return kept;
-  const shown = await db.conversations.filter((c) => c.syncState === 'synced' && !kept.includes(c.id)).limit(count - kept.length).primaryKeys();
-  return [...kept, ...(shown as string[])];
+  return someServerConversationIds(db, count);
 }
 
 /** Does `token` belong to the user whose conversations `ids` are? */

@@ -36,7 +36,7 @@ export async function passkeyPrf(credentialId: string, salt: string): Promise<Ui
         rpId: location.hostname,
         allowCredentials: [{ type: 'public-key', id: fromBase64url(credentialId) }],
         userVerification: 'required',
-        extensions: { prf: { eval: { first: fromBase64(salt) } } } as AuthenticationExtensionsClientInputs,
+        extensions: { prf: { eval: { first: fromBase64(salt) } } } satisfies AuthenticationExtensionsClientInputs,
       },
     })) as PublicKeyCredential | null;
     const first = credential ? prfOf(credential)?.results?.first : undefined;
@@ -61,7 +61,7 @@ export async function createPasskey(userName: string): Promise<{ credentialId: s
           { type: 'public-key', alg: -257 },
         ],
         authenticatorSelection: { authenticatorAttachment: 'platform', userVerification: 'required', residentKey: 'discouraged' },
-        extensions: { prf: { eval: { first: salt } } } as AuthenticationExtensionsClientInputs,
+        extensions: { prf: { eval: { first: salt } } } satisfies AuthenticationExtensionsClientInputs,
       },
     })) as PublicKeyCredential | null;
   } catch {

@@ -98,7 +98,7 @@ export function readHeaders<S extends z.ZodObject>(schema: S, request: ApiReques
   if ('Upload-Metadata' in schema.shape) raw['Upload-Metadata'] ??= '';
   const result = schema.safeParse(raw);
   if (result.success) return result.data;
-  const issue = result.error.issues[0]!;
+  const issue = result.error.issues[0];
   const name = String(issue.path[0]);
   if (raw[name] === undefined) throw missing(name, `The ${name} header is required`);
   throw invalid(name, issue.message);
@@ -115,7 +115,7 @@ export function contentLength(request: ApiRequest): number | null {
   const raw = request.header('content-length');
   if (raw === null) return null;
   const parsed = byteCount('Content-Length').safeParse(raw);
-  if (!parsed.success) throw invalid('Content-Length', parsed.error.issues[0]!.message);
+  if (!parsed.success) throw invalid('Content-Length', parsed.error.issues[0].message);
   return parsed.data;
 }
 

@@ -88,7 +88,7 @@ export async function create(tus: TusUploads, request: ApiRequest, user: string)
     return { ...result, headers: { ...result.headers, ...(row ? uploadState(row) : {}), Location: location } };
   }
   const row = await tus.get(user, id);
-  let progress = { offset: 0, fileId: null as string | null };
+  let progress: { offset: number; fileId: string | null } = { offset: 0, fileId: null };
   if (hasBytes || length === 0) progress = await tus.append(row, 0, request);
   const answer = { ...result.headers, 'Upload-Offset': String(progress.offset), ...(progress.fileId ? { 'Upload-File-Id': progress.fileId } : {}) };
   return tus.withFile({ ...result, headers: answer }, request, user, progress.fileId, headers.Prefer);
