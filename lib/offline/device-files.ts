@@ -62,13 +62,13 @@ export async function keepOpenedInCache(
   caches: CacheStorage,
   cacheName: string,
   file: Pick<FileView, 'id' | 'conversationId' | 'file_url'>,
-  bytes: Uint8Array,
+  bytes: Uint8Array<ArrayBuffer>,
   headers: Headers,
   now: number,
 ): Promise<void> {
   const kept = new Headers(headers);
   kept.set('content-length', String(bytes.byteLength));
-  await (await caches.open(cacheName)).put(file.file_url, new Response(bytes.slice().buffer as ArrayBuffer, { status: 200, headers: kept }));
+  await (await caches.open(cacheName)).put(file.file_url, new Response(bytes.slice().buffer, { status: 200, headers: kept }));
   await recordOpened(db, file, file.file_url, { size: bytes.byteLength }, now);
   wakeDownloader(db.name);
 }
@@ -82,14 +82,14 @@ export async function noteDeviceFileOpened(db: ParleyDb, fileId: string, now: nu
  * Keeps a file just opened from the network as a complete file (its bytes as chunks), so it opens
  * offline later; then wakes the downloader, which applies the budget.
  */
-export async function keepOpenedFile(db: ParleyDb, file: Pick<FileView, 'id' | 'conversationId' | 'file_url'>, bytes: Uint8Array, headers: Array<[string, string]>, now: number): Promise<void> {
+export async function keepOpenedFile(db: ParleyDb, file: Pick<FileView, 'id' | 'conversationId' | 'file_url'>, bytes: Uint8Array<ArrayBuffer>, headers: Array<[string, string]>, now: number): Promise<void> {
   if (!file.file_url) return;
   const row: OfflineFile = { fileId: file.id, conversationId: file.conversationId, url: file.file_url, size: bytes.byteLength, received: bytes.byteLength, complete: true, lastOpenedAt: now, etag: null, headers };
   await db.transaction('rw', db.offlineFiles, db.downloadChunks, async () => {
     await db.downloadChunks.where('fileId').equals(file.id).delete();
     const chunks = [];
     for (let offset = 0; offset < bytes.byteLength; offset += DOWNLOAD_CHUNK_BYTES) {
-      chunks.push({ fileId: file.id, offset, bytes: bytes.slice(offset, offset + DOWNLOAD_CHUNK_BYTES).buffer as ArrayBuffer });
+      chunks.push({ fileId: file.id, offset, bytes: bytes.slice(offset, offset + DOWNLOAD_CHUNK_BYTES).buffer });
     }
     await db.downloadChunks.bulkPut(chunks);
     await db.offlineFiles.put(row);

@@ -12,5 +12,5 @@ export async function onDeviceFileIds(db: ParleyDb, files: ReadonlyArray<Pick<Fi
 
 /** The ids of every file held whole on the device (for the filter: then checked against each file's URL). */
 export async function heldFileIds(db: ParleyDb): Promise<string[]> {
-  return (await db.offlineFiles.filter((r) => r.complete).primaryKeys()) as string[];
+  return (await db.offlineFiles.filter((r) => r.complete).toArray()).map((r) => r.fileId);
 }

@@ -125,7 +125,7 @@ describe('sealed device: files kept offline live as sealed chunks in the databas
   it('a file held under its old URL (renamed since) or still partial is not read as the file', async () => {
     const t = setup('parley-sync-sealed-stale');
     const f = await t.addFile('f', 'c', 100);
-    await keepOpenedFile(t.db, f, t.bodies.get(f.file_url!)!, [], 5);
+    await keepOpenedFile(t.db, f, t.bodies.get(f.file_url!)!.slice(), [], 5);
     expect(await readDeviceFile(t.db, { ...f, file_url: `${ORIGIN}/files/renamed.txt?id=f&sig=t` })).toBeNull();
     await t.db.offlineFiles.update('f', { complete: false });
     expect(await readDeviceFile(t.db, f)).toBeNull();

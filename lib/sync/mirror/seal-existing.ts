@@ -16,7 +16,7 @@ import { currentSealer, MirrorLockedError } from './seal';
 const PAGE = 32;
 
 function isClear(value: unknown): boolean {
-  return !(value && typeof value === 'object' && (value as Record<string, unknown>).$ instanceof Uint8Array);
+  return !(typeof value === 'object' && value !== null && '$' in value && value.$ instanceof Uint8Array);
 }
 
 /**

@@ -50,7 +50,7 @@ async function queued(db: ParleyDb, fileId: string): Promise<Uint8Array | null> 
 }
 
 /** The body, read as it arrives, reporting each step. */
-async function readBody(response: Response, onProgress: LoadOptions['onProgress']): Promise<Uint8Array> {
+async function readBody(response: Response, onProgress: LoadOptions['onProgress']): Promise<Uint8Array<ArrayBuffer>> {
   const length = Number(response.headers.get('content-length'));
   const total = Number.isFinite(length) && length > 0 ? length : null;
   if (!response.body) return new Uint8Array(await response.arrayBuffer());
@@ -109,7 +109,7 @@ export async function loadFileBytes(db: ParleyDb, file: FileView, options: LoadO
   }
   if (response.status === 404) return { ok: false, reason: 'gone', message: 'The server no longer has this file (it may have been deleted or renamed; the list updates with the next sync).' };
   if (!response.ok) return { ok: false, reason: 'failed', message: `The server could not send this file (HTTP ${response.status}). Try again later.` };
-  let bytes: Uint8Array;
+  let bytes: Uint8Array<ArrayBuffer>;
   try {
     bytes = await readBody(response, options.onProgress);
   } catch (e) {
