@@ -3,6 +3,7 @@
 // screen (newest first through an index, overall or per conversation), at most a few times a second.
 import type { SortingState } from '@tanstack/react-table';
 import { useCallback, useState } from 'react';
+import { allConversations, conversationsByIds, fileCount } from '@/lib/sync/page';
 import { conversationTitle } from '@/lib/view/conversations';
 import { countOf, groupedNumber, humanSize, humanTime, humanType, relativeTime } from '@/lib/view/format';
 import { readFileWindow, type FileFamily, type FileFilters, type FileRow, type FileSortColumn } from '@/lib/view/file-window';
@@ -65,7 +66,7 @@ function ConversationFilter({ value }: { value: string }) {
   const options = useThrottledQuery(
     db,
     ['conversations'],
-    async () => (wanted ? db.conversations.toArray() : value ? (await db.conversations.bulkGet([value])).filter((c) => c !== undefined) : []),
+    async () => (wanted ? allConversations(db) : value ? conversationsByIds(db, [value]) : []),
     [wanted, value],
     2_000,
   );
@@ -110,7 +111,7 @@ export function FilesScreen({ conversationId }: { conversationId?: string }) {
     indexed ? 250 : 2_000,
   );
   // Every file on the device, for "N of M files" when a filter narrows the list.
-  const all = useThrottledQuery(db, ['files'], () => db.files.count(), [], 1_000);
+  const all = useThrottledQuery(db, ['files'], () => fileCount(db), [], 1_000);
   const onSortingChange = useCallback((next: SortingState) => setSorting(next), []);
   const header = useCollapsingHeader(useNarrow());
   // Pull to refresh is "Sync now".

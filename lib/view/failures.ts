@@ -3,7 +3,7 @@
 // and whether the device still has the copy of a file the server lost. The words are pure; the
 // failed changes dialog renders them.
 import type { Conversation } from '../schemas';
-import { lostOnServer, type FailedOperation, type FileView, type ParleyDb } from '../sync/page';
+import { knownConversation, knownFile, lostOnServer, type FailedOperation, type FileView, type ParleyDb } from '../sync/page';
 
 /** What a conversation update sets (the outbox's patch, as the dialog reads it). */
 export type ConversationChange = Partial<Pick<Conversation, 'pinned_message_id' | 'is_pinned' | 'is_muted' | 'archived_at' | 'last_opened_at'>>;
@@ -39,9 +39,9 @@ export async function readFailureNames(
 ): Promise<Record<string, FailureNames>> {
   const lost: Array<[opId: string, file: FileView]> = [];
   const names = await db.transaction('r', [db.outbox, db.files, db.serverFiles, db.conversations, db.serverConversations], async () => {
-    const fileName = async (id: string) => ((await db.serverFiles.get(id)) ?? (await db.files.get(id)))?.filename ?? null;
+    const fileName = async (id: string) => (await knownFile(db, id))?.filename ?? null;
     const conversationName = async (id: string) => {
-      const c = (await db.serverConversations.get(id)) ?? (await db.conversations.get(id));
+      const c = await knownConversation(db, id);
       return c ? (c.contact_id ?? c.group_id) : null;
     };
     const found: Record<string, FailureNames> = {};

@@ -8,7 +8,7 @@
 import './viewer.css';
 import { useLiveQuery } from 'dexie-react-hooks';
 import { lazy, Suspense, useEffect, useMemo, useState } from 'react';
-import type { FileView } from '@/lib/sync/page';
+import { aliasOf, conversationById, fileById, type FileView } from '@/lib/sync/page';
 import { conversationTitle } from '@/lib/view/conversations';
 import { humanSize, humanTime } from '@/lib/view/format';
 import { loadFileBytes, NOT_ON_DEVICE, type Loaded } from '@/lib/view/viewer/bytes';
@@ -36,9 +36,9 @@ const JSON_LIMIT = 20 * 1024 * 1024;
 export function FileScreen({ id }: { id: string }) {
   const { connection } = useSession();
   const { db } = connection;
-  const file = useLiveQuery(() => db.files.get(id), [db, id], null);
-  const alias = useLiveQuery(() => db.idAliases.get(id), [db, id]);
-  const conversation = useLiveQuery(() => (file?.conversationId ? db.conversations.get(file.conversationId) : undefined), [db, file?.conversationId]);
+  const file = useLiveQuery(() => fileById(db, id), [db, id], null);
+  const alias = useLiveQuery(() => aliasOf(db, id), [db, id]);
+  const conversation = useLiveQuery(() => (file?.conversationId ? conversationById(db, file.conversationId) : undefined), [db, file?.conversationId]);
   const [loaded, setLoaded] = useState<Loaded | null>(null);
   const [progress, setProgress] = useState<{ received: number; total: number | null } | null>(null);
   const [abort, setAbort] = useState<AbortController | null>(null);

@@ -3,6 +3,7 @@ import { ConversationCreateInput } from '../../../schemas';
 import { SyncInputError } from '../../core/errors';
 import { newOp, opsFor, rebuild, type WriteContext } from './context';
 import { newTempId } from '../operations';
+import { serverConversationWord } from '../../mirror/server-word';
 
 type Party = { contact_id: string } | { group_id: string };
 
@@ -41,7 +42,7 @@ async function queuedDeletesOf(ctx: WriteContext, who: Party): Promise<string[]>
   const deletes = await db.outbox.filter((op) => op.body.kind === 'conversation.delete').toArray();
   const ids: string[] = [];
   for (const del of deletes) {
-    const known = await db.serverConversations.get(del.entityId);
+    const [known] = await serverConversationWord(db, [del.entityId]);
     const create = known ? undefined : (await opsFor(ctx, del.entityId)).find((op) => op.body.kind === 'conversation.create');
     const of = known ?? (create?.body.kind === 'conversation.create' ? create.body : null);
     if (!of) continue;
