@@ -40,9 +40,9 @@ process.env.PARLEY_E2E_DATA_ROOT ||= path.join(os.tmpdir(), `parley-e2e-${proces
 export const E2E_DATA_ROOT = process.env.PARLEY_E2E_DATA_ROOT;
 
 /**
- * The specs the 'locked' project runs. Not in it: keep-offline (a locked device's service worker
- * keeps no files; keep-offline for locked devices is being reworked), and the rest, which check a
- * server, a viewport or a part of the app the lock does not change.
+ * The specs the 'locked' project runs. Not in it: keep-offline (it reads the service worker's
+ * Cache Storage, which a locked device never fills: sealed-offline.spec is its locked twin), and
+ * the rest, which check a server, a viewport or a part of the app the lock does not change.
  */
 const LOCKED_SPECS = ['offline', 'account', 'live', 'tabs', 'resumable-upload', 'upload-cancel', 'viewer', 'list', 'search', 'app'];
 
@@ -70,11 +70,10 @@ export default defineConfig({
     {
       name: 'locked',
       testMatch: LOCKED_SPECS.map((spec) => `**/${spec}.spec.ts`),
-      // Not these three: they check the service worker's file cache ('parley-files': a file opened
-      // once comes back offline; sign-out removes "1 opened document"), which a locked device does
-      // not keep (no plaintext in Cache Storage). Files offline with the lock are keep-offline's
-      // rework, not run here yet either.
-      grepInvert: /a file opened once opens again (in the viewer )?with no network|sign-out removes the user's databases/,
+      // Not this one: a file's URL opened in a tab of its own with no network is the service
+      // worker's file cache, which a locked device does not keep (no plaintext in Cache Storage);
+      // the viewer opens it from the sealed database instead (viewer.spec, sealed-offline.spec).
+      grepInvert: /a file opened once opens again with no network/,
       use: { baseURL: `http://127.0.0.1:${LOCKED_APP_PORT}`, viewport: { width: 1280, height: 800 }, launchOptions: chromium },
     },
   ],

@@ -160,6 +160,10 @@ export function threadAuditWriter(file: string, gate: WriteGate): AuditWriter {
     async close() {
       if (gone) return;
       const exited = new Promise((resolve) => worker.once('exit', resolve));
+      // Unref'd while it serves (it must not keep a process alive), but waited for here: with the
+      // server closed nothing else holds the event loop, and the process would end before the
+      // thread's exit (no "[parley] stopped", the rest of the shutdown skipped).
+      worker.ref();
       worker.postMessage({ close: true });
       await exited;
     },
