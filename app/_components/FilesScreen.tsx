@@ -146,10 +146,11 @@ export function FilesScreen({ conversationId }: { conversationId?: string }) {
             <option value="other">Other</option>
           </select>
         </span>
-        <span className="filter check">
+        {/* The label holds the box: the whole label (44 px tall) is what a finger hits. */}
+        <label className="filter check">
           <input id="file-on-device" type="checkbox" checked={onDevice} onChange={(e) => setOnDevice(e.target.checked)} />
-          <label htmlFor="file-on-device">On this device</label>
-        </span>
+          On this device
+        </label>
       </div>
         </div>
       </div>

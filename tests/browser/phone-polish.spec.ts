@@ -33,7 +33,9 @@ async function expectTouchTargets(page: Page) {
     const out: string[] = [];
     for (const el of document.querySelectorAll<HTMLElement>('a[href], button, select, input:not([type=hidden]):not([type=file]):not([type=radio]), label.button')) {
       if (el.closest('dialog')) continue;
-      const r = el.getBoundingClientRect();
+      // A checkbox inside its label: the label, which toggles it too, is the target.
+      const target = el instanceof HTMLInputElement && el.type === 'checkbox' ? (el.closest('label') ?? el) : el;
+      const r = target.getBoundingClientRect();
       if (r.width === 0 && r.height === 0) continue; // not rendered (hidden, or a virtual row off screen)
       if (r.width < 44 || r.height < 44) out.push(`${el.tagName.toLowerCase()} "${(el.getAttribute('aria-label') ?? el.textContent ?? '').trim().slice(0, 40)}" ${Math.round(r.width)}×${Math.round(r.height)}`);
     }

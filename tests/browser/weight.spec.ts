@@ -22,9 +22,13 @@ import { accessibilityViolations, api, expectAllSynced, openConversation, signIn
  * that forgives typos added 0.1 KiB (the "Did you mean …?" box and the close-match mark on the
  * list); the edit-distance matching and the pass over the rows load on first use. The locked
  * device's fixes (a clear token held until a lock is set) and the sealed downloads' wake added
- * 0.5 KiB (211.5 → 212.0).
+ * 0.5 KiB (211.5 → 212.0). The second pass of issue 32 and issue 31's reads added 0.6 KiB
+ * (212.0 → 212.6): opening a conversation as bookkeeping (the row's 'reporting' state, the status
+ * that does not count it), the named queries the list reads through, the erase's Clear-Site-Data
+ * request and the update prompt that reloads only when asked; the files list's reads, the failed
+ * changes' descriptions and "Upload my copy again" load on first use.
  */
-const FIRST_LOAD_BUDGET_KIB = 212.2;
+const FIRST_LOAD_BUDGET_KIB = 212.8;
 
 
 
