@@ -11,23 +11,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
+import { sourceFiles } from './source-files.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const FOLDERS = ['lib', 'app'];
 /** Written by a generator, not by hand (npm run client:generate). */
 const GENERATED = new Set(['lib/client/v1.ts']);
-
-function sourceFiles(dir) {
-  const out = [];
-  if (!fs.existsSync(dir)) return out;
-  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-    if (entry.name === 'node_modules' || entry.name.startsWith('.')) continue;
-    const full = path.join(dir, entry.name);
-    if (entry.isDirectory()) out.push(...sourceFiles(full));
-    else if (/\.(ts|tsx|mts)$/.test(entry.name) && !entry.name.endsWith('.d.ts')) out.push(full);
-  }
-  return out;
-}
 
 const isConst = (type) => ts.isTypeReferenceNode(type) && ts.isIdentifier(type.typeName) && type.typeName.text === 'const';
 const isUnknown = (type) => type.kind === ts.SyntaxKind.UnknownKeyword;
@@ -58,7 +47,7 @@ function main(argv) {
   const perFile = [];
   const total = { as: 0, asUnknownAs: 0, nonNull: 0 };
   for (const folder of FOLDERS) {
-    for (const file of sourceFiles(path.join(ROOT, folder))) {
+    for (const file of sourceFiles(path.join(ROOT, folder), ['.ts', '.tsx', '.mts'])) {
       const rel = path.relative(ROOT, file).split(path.sep).join('/');
       if (GENERATED.has(rel)) continue;
       const counts = countCasts(rel, fs.readFileSync(file, 'utf8'));

@@ -13,6 +13,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
+import { sourceFiles } from './source-files.mjs';
 
 /**
  * The direction of each layered folder: its subfolders, lowest first. A subfolder may import the
@@ -27,18 +28,6 @@ export const LAYERS = {
 };
 
 const EXTENSIONS = ['.ts', '.tsx', '.mts', '.js', '.mjs', '.jsx'];
-
-function sourceFiles(dir) {
-  const out = [];
-  if (!fs.existsSync(dir)) return out;
-  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-    if (entry.name === 'node_modules' || entry.name.startsWith('.')) continue;
-    const full = path.join(dir, entry.name);
-    if (entry.isDirectory()) out.push(...sourceFiles(full));
-    else if (EXTENSIONS.some((ext) => entry.name.endsWith(ext)) && !entry.name.endsWith('.d.ts')) out.push(full);
-  }
-  return out;
-}
 
 function resolveFile(base) {
   const candidates = [base, ...EXTENSIONS.map((ext) => base + ext), ...EXTENSIONS.map((ext) => path.join(base, 'index' + ext))];
@@ -72,7 +61,7 @@ export function folderGraph(root, dirs = ['lib', 'app']) {
     return graph.get(file);
   };
   for (const dir of dirs) {
-    for (const file of sourceFiles(path.join(root, dir))) {
+    for (const file of sourceFiles(path.join(root, dir), EXTENSIONS)) {
       const { importedFiles } = ts.preProcessFile(fs.readFileSync(file, 'utf8'), true, true);
       for (const { fileName } of importedFiles) {
         const target = resolveImport(root, file, fileName);
