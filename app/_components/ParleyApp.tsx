@@ -7,7 +7,6 @@ import { connectSync, type SyncConnection } from '@/lib/sync/connect';
 import { loadClientModule, readSyncStatus } from '@/lib/sync/page';
 import {
   describeRemoval,
-  clearSiteStorage,
   eraseDevice,
   finishRemovals,
   learnOwner,
@@ -16,6 +15,7 @@ import {
   signInAgain,
   signInProblem,
   signOut,
+  wipeSession,
   type DeviceDeps,
   type LocalSession,
 } from '@/lib/view/session';
@@ -203,9 +203,7 @@ function SignedIn({
   // discards everything, without asking — it is their decision, not the user's.
   const wiped = useCallback(async () => {
     connection?.close();
-    await signOut(device(), session);
-    // What the deleted databases leave in IndexedDB's files goes too (Clear-Site-Data).
-    await clearSiteStorage(device());
+    await wipeSession(device(), session);
     onSignedOut(WIPED_NOTICE);
   }, [connection, session, onSignedOut]);
 

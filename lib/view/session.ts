@@ -191,6 +191,16 @@ export async function eraseDevice(deps: DeviceDeps): Promise<RemovalReport> {
 }
 
 /**
+ * The organisation wiped this device (401 device_wiped): the session's data goes as at a sign-out
+ * that discards everything, and so does what the deleted databases leave in IndexedDB's files.
+ */
+export async function wipeSession(deps: DeviceDeps, session: LocalSession): Promise<RemovalReport> {
+  const report = await signOut(deps, session);
+  await clearSiteStorage(deps);
+  return report;
+}
+
+/**
  * Deleting a database leaves its values in IndexedDB's files (Chromium's LevelDB) until they are
  * compacted, which a page cannot ask for: the app's server answers `Clear-Site-Data: "storage"`,
  * and the browser deletes the origin's storage folders (with the service worker's registration,
@@ -199,7 +209,7 @@ export async function eraseDevice(deps: DeviceDeps): Promise<RemovalReport> {
  * Used where the device is erased (eraseDevice) or wiped by the organisation, once no other
  * user's database is left on it.
  */
-export async function clearSiteStorage(deps: DeviceDeps): Promise<void> {
+async function clearSiteStorage(deps: DeviceDeps): Promise<void> {
   // Another user's database on this device (their unsynced changes): theirs to erase, not this.
   if (readRegistry(deps.storage).length > 0) return;
   try {

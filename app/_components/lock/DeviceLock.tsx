@@ -22,7 +22,7 @@ export const OFFLINE_TOO_LONG = 'This device had not reached the server for too 
 type Phase = 'open' | 'locked' | 'setup';
 
 /** Sealing rows kept in clear from before the lock: not first-screen code. */
-const sealDeviceData = (storage: Storage | TokenVault['storage'], origin: string) => import('@/lib/view/lock/seal-device').then((m) => m.sealDeviceData(storage, origin));
+const sealDeviceData = (storage: TokenVault['storage'], origin: string) => import('@/lib/view/lock/seal-device').then((m) => m.sealDeviceData(storage, origin));
 
 /**
  * The data key at work: the token's key for the vault, and the keys that seal the user's databases
