@@ -8,6 +8,9 @@ import type { FileView, OfflineFile, ParleyDb } from '../sync/page';
 import { DOWNLOAD_CHUNK_BYTES } from './file-bytes';
 import { wakeDownloader } from './settings';
 
+/** Headers of a response kept with a file the page keeps on the device (the downloader keeps more). */
+export const KEPT_FILE_HEADERS = ['content-type', 'content-disposition'] as const;
+
 /** The bytes of a complete file of this URL held in the database, or null (none, partial, or not all there). */
 export async function readDeviceFile(db: ParleyDb, file: Pick<FileView, 'id' | 'file_url'>): Promise<{ bytes: Uint8Array; row: OfflineFile } | null> {
   if (!file.file_url) return null;
@@ -95,4 +98,37 @@ export async function keepOpenedFile(db: ParleyDb, file: Pick<FileView, 'id' | '
     await db.offlineFiles.put(row);
   });
   wakeDownloader(db.name);
+}
+
+/**
+ * A device that held files opened before it had a lock (issue 28): each file the user's database
+ * records, whose response is in the opened-files cache, is kept again as sealed chunks (the
+ * database's seal middleware must have its keys). The cache itself is emptied by the caller, once
+ * every user's database has taken what is theirs. Returns how many files were moved.
+ */
+export async function moveCachedFilesToDevice(db: ParleyDb, caches: CacheStorage, cacheName: string): Promise<number> {
+  if (!(await caches.has(cacheName))) return 0;
+  const cache = await caches.open(cacheName);
+  let moved = 0;
+  for (const row of await db.offlineFiles.toArray()) {
+    const cached = await cache.match(row.url);
+    if (!cached) continue;
+    const bytes = new Uint8Array(await cached.arrayBuffer());
+    const headers = KEPT_FILE_HEADERS.flatMap((name): Array<[string, string]> => {
+      const value = cached.headers.get(name);
+      return value === null ? [] : [[name, value]];
+    });
+    await db.transaction('rw', db.offlineFiles, db.downloadChunks, async () => {
+      await db.downloadChunks.where('fileId').equals(row.fileId).delete();
+      const chunks = [];
+      for (let offset = 0; offset < bytes.byteLength; offset += DOWNLOAD_CHUNK_BYTES) {
+        chunks.push({ fileId: row.fileId, offset, bytes: bytes.slice(offset, offset + DOWNLOAD_CHUNK_BYTES).buffer });
+      }
+      await db.downloadChunks.bulkPut(chunks);
+      // As it was (kept or opened, and when), now complete from the device's own chunks.
+      await db.offlineFiles.put({ ...row, size: bytes.byteLength, received: bytes.byteLength, complete: true, headers });
+    });
+    moved += 1;
+  }
+  return moved;
 }

@@ -8,6 +8,7 @@ import { IDBFactory, IDBKeyRange } from 'fake-indexeddb';
 import { afterEach, describe, expect, it } from 'vitest';
 import { databaseExists, openSyncDb, type ConversationView, type FileView, type ParleyDb } from '../../lib/sync/mirror/db';
 import { MirrorLockedError, requireSealing, setSealer } from '../../lib/sync/mirror/seal';
+import { moveCachedFilesToDevice, readDeviceFile } from '../../lib/offline/device-files';
 import { sealClearRows } from '../../lib/sync/mirror/seal-existing';
 import { createSealer, deriveMirrorKeys } from '../../lib/sync/mirror/sealer';
 import type { OutboxOp } from '../../lib/sync/outbox/operations';
@@ -42,7 +43,7 @@ async function rawText(name: string, dexie: { indexedDB: IDBFactory; IDBKeyRange
   const parts: string[] = [];
   const text = (value: unknown): string =>
     value instanceof Uint8Array || value instanceof ArrayBuffer
-      ? String.fromCharCode(...new Uint8Array(value as ArrayBuffer))
+      ? new TextDecoder('latin1').decode(new Uint8Array(value as ArrayBuffer))
       : value && typeof value === 'object'
         ? Object.entries(value).map(([k, v]) => `${k}:${text(v)}`).join(',')
         : String(value);
@@ -176,6 +177,33 @@ describe('the sealed mirror', () => {
     expect(new TextDecoder().decode((await db.uploadChunks.get(['op-1', 70]))!.bytes)).toBe(`${BYTES_MARK} 69`);
     // A second pass finds nothing left.
     expect(await sealClearRows(db, dexie)).toBe(0);
+    db.close();
+  });
+
+  it('files opened before the lock move from the opened-files cache into sealed chunks, and open from them', async () => {
+    const dexie = env();
+    const db = openSyncDb('parley-sync-cached', dexie);
+    await fill(db);
+    // As the service worker left it without a lock: the row says complete, the bytes are in the cache.
+    const content = `${BYTES_MARK} `.repeat(40_000); // more than one chunk
+    await db.offlineFiles.put({ fileId: file.id, conversationId: file.conversationId, url: file.file_url!, size: content.length, received: content.length, complete: true, lastOpenedAt: 1234, etag: null, headers: [] });
+    await db.offlineFiles.put({ fileId: 'F000000000000002', conversationId: file.conversationId, url: 'http://h/files/F2?sig=y', size: 3, received: 3, complete: true, lastOpenedAt: null, etag: null, headers: [] });
+    const cache = new Map<string, Response>([[file.file_url!, new Response(content, { headers: { 'content-type': 'image/png', 'content-disposition': `inline; filename="${FILE_NAME}"`, etag: '"x"' } })]]);
+    const storage = {
+      has: async (name: string) => name === 'parley-files',
+      open: async () => ({ match: async (url: string) => cache.get(url)?.clone() }),
+    } as unknown as CacheStorage;
+    setSealer(await sealer());
+    await sealClearRows(db, dexie);
+    expect(await readDeviceFile(db, file)).toBeNull(); // no chunks yet: it would not open
+    expect(await moveCachedFilesToDevice(db, storage, 'parley-files')).toBe(1);
+    const held = await readDeviceFile(db, file);
+    expect(new TextDecoder().decode(held!.bytes)).toBe(content);
+    expect(held!.row).toMatchObject({ lastOpenedAt: 1234, complete: true, headers: [['content-type', 'image/png'], ['content-disposition', `inline; filename="${FILE_NAME}"`]] });
+    // The one the cache does not hold stays as it was (the downloader's reconcile fetches it again).
+    expect(await db.offlineFiles.get('F000000000000002')).toMatchObject({ complete: true, size: 3 });
+    const raw = await rawText('parley-sync-cached', dexie);
+    for (const secret of [BYTES_MARK, FILE_NAME]) expect(raw).not.toContain(secret);
     db.close();
   });
 });

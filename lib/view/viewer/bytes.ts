@@ -10,7 +10,7 @@
 // - With a lock (this realm holds the keys) the service worker keeps nothing: the sealed database,
 //   where a file fetched is kept (lib/offline/device-files.ts).
 // The fetch reports its progress (bytes received of the total) and stops on `signal`.
-import { keepOpenedFile, keepOpenedInCache, noteDeviceFileOpened, readCachedFile, readDeviceFile, recordOpened } from '../../offline/device-files';
+import { KEPT_FILE_HEADERS, keepOpenedFile, keepOpenedInCache, noteDeviceFileOpened, readCachedFile, readDeviceFile, recordOpened } from '../../offline/device-files';
 import { currentSealer, type FileView, OPENED_FILES_CACHE, type ParleyDb } from '../../sync/page';
 
 export type Loaded =
@@ -32,8 +32,6 @@ export interface LoadOptions {
 /** Said when a file is not on the device and the network cannot be reached. */
 export const NOT_ON_DEVICE = 'Not on this device — available when you’re back online.';
 
-/** Headers of the response kept with a file kept on the device (as the downloader keeps them). */
-const KEPT_HEADERS = ['content-type', 'content-disposition'];
 
 async function queued(db: ParleyDb, fileId: string): Promise<Uint8Array | null> {
   const op = await db.outbox.where('entityId').equals(fileId).filter((o) => o.body.kind === 'file.upload').first();
@@ -120,7 +118,7 @@ export async function loadFileBytes(db: ParleyDb, file: FileView, options: LoadO
     // Kept for offline, while the file is shown: a failure to keep (a full disk, the device
     // locking) does not stop the showing.
     if (sealed) {
-      const headers = KEPT_HEADERS.flatMap((name) => {
+      const headers = KEPT_FILE_HEADERS.flatMap((name) => {
         const value = response.headers.get(name);
         return value === null ? [] : [[name, value] as [string, string]];
       });
