@@ -40,6 +40,13 @@ process.env.PARLEY_E2E_DATA_ROOT ||= path.join(os.tmpdir(), `parley-e2e-${proces
 export const E2E_DATA_ROOT = process.env.PARLEY_E2E_DATA_ROOT;
 
 /**
+ * The Hosts npm start's servers allow: 127.0.0.1 on any port, as a test's link to them
+ * (tests/browser/cut-link.ts) listens on a port of its own; localhost only on theirs
+ * (hosts.spec checks a refusal with it).
+ */
+const linkHosts = (port: number) => `127.0.0.1,localhost:${port}`;
+
+/**
  * The specs the 'locked' project runs. Not in it: keep-offline (it reads the service worker's
  * Cache Storage, which a locked device never fills: sealed-offline.spec is its locked twin), and
  * the rest, which check a server, a viewport or a part of the app the lock does not change.
@@ -85,7 +92,7 @@ export default defineConfig({
       url: `http://127.0.0.1:${APP_PORT}/v1/openapi.json`,
       // The device lock is off on this server (LOCK_AFTER_MINUTES=0); the 'locked' project's
       // server below has it on, in its default policy.
-      env: { PORT: String(APP_PORT), DATA_DIR: path.join(E2E_DATA_ROOT, 'app'), PARLEY_TOKENS: tokens, NODE_ENV: 'production', LOCK_AFTER_MINUTES: '0' },
+      env: { PORT: String(APP_PORT), DATA_DIR: path.join(E2E_DATA_ROOT, 'app'), PARLEY_TOKENS: tokens, NODE_ENV: 'production', LOCK_AFTER_MINUTES: '0', ALLOWED_HOSTS: linkHosts(APP_PORT) },
       reuseExistingServer: false,
       timeout: 60_000,
     },
@@ -93,7 +100,7 @@ export default defineConfig({
       // The same server with the lock's default policy (LOCK_AFTER_MINUTES and the rest unset).
       command: `node scripts/start.mjs`,
       url: `http://127.0.0.1:${LOCKED_APP_PORT}/v1/openapi.json`,
-      env: { PORT: String(LOCKED_APP_PORT), DATA_DIR: path.join(E2E_DATA_ROOT, 'locked'), PARLEY_TOKENS: tokens, NODE_ENV: 'production' },
+      env: { PORT: String(LOCKED_APP_PORT), DATA_DIR: path.join(E2E_DATA_ROOT, 'locked'), PARLEY_TOKENS: tokens, NODE_ENV: 'production', ALLOWED_HOSTS: linkHosts(LOCKED_APP_PORT) },
       reuseExistingServer: false,
       timeout: 60_000,
     },

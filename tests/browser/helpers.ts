@@ -89,8 +89,9 @@ export async function api(request: APIRequestContext, info: TestInfo, origin = a
   };
 }
 
-export async function signIn(page: Page, info: TestInfo) {
-  await page.goto('/');
+/** Signs in as the test's user, at the app under test (or at `origin`: a link to it of the test's own). */
+export async function signIn(page: Page, info: TestInfo, origin?: string) {
+  await page.goto(origin ? `${origin}/` : '/');
   await page.getByLabel('Access token').fill(userFor(info).token);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await setPinIfAsked(page);

@@ -1,7 +1,13 @@
 // The offline promise, end to end in Chromium: first visit online, then edits with no network,
 // a reload with no network, and back online the server holds exactly the user's changes.
 import { expect, test } from '@playwright/test';
-import { api, expectAllSynced, openConversation, screenshot, signIn, unique, unlockIfLocked, waitForServiceWorker } from './helpers';
+import { CutLink } from './cut-link';
+import { api, appPort, expectAllSynced, openConversation, screenshot, signIn, unique, unlockIfLocked, waitForServiceWorker } from './helpers';
+
+const links: CutLink[] = [];
+test.afterEach(async () => {
+  for (const link of links.splice(0)) await link.stop();
+});
 
 test('offline edits, an offline reload, and replay when back online', async ({ page, context, request }, info) => {
   const server = await api(request, info);
@@ -10,7 +16,11 @@ test('offline edits, an offline reload, and replay when back online', async ({ p
   const keep = await server.upload(seed.id, 'keep.txt', 'keep me');
   const gone = await server.upload(seed.id, 'gone.txt', 'delete me');
 
-  await signIn(page, info);
+  // The browser reaches the app through a link the test cuts (see cut-link.ts for why).
+  const link = new CutLink(appPort());
+  const origin = await link.start();
+  links.push(link);
+  await signIn(page, info, origin);
   await waitForServiceWorker(page);
   await openConversation(page, seedContact);
   await expect(page.getByText('keep.txt')).toBeVisible();
@@ -18,12 +28,8 @@ test('offline edits, an offline reload, and replay when back online', async ({ p
   await page.getByRole('link', { name: 'Back to conversations' }).click();
 
   // ---- no network from here ----
-  // Chromium's offline emulation does not reliably reach the sync worker (a worker started by the
-  // reload below may send before it applies: the create then reached the server while "offline").
-  // So /v1 is also cut per request, for the page and its workers; setOffline still takes the
-  // network from the page and the service worker (the offline reload).
-  let offline = true;
-  await context.route(/\/v1\//, (route) => (offline ? route.abort('internetdisconnected') : route.continue()));
+  // The link is cut for every realm; setOffline tells the page it is offline (navigator.onLine).
+  link.cut();
   await context.setOffline(true);
   const newContact = unique('offline');
   await page.getByRole('button', { name: /New/ }).click();
@@ -62,7 +68,7 @@ test('offline edits, an offline reload, and replay when back online', async ({ p
   expect((await server.get(`/v1/files/${keep.id}`)).body.filename).toBe('keep.txt');
 
   // ---- back online ----
-  offline = false;
+  link.restore();
   await context.setOffline(false);
   await expectAllSynced(page, 45_000);
   await expect(page.getByTestId('pending-count')).toHaveCount(0);
