@@ -200,6 +200,21 @@ test('a device that held data before the lock: once the lock is set up, what it 
     } finally {
       await context.close();
     }
+    // The next day's start. The opened-files cache was emptied at the set-up (its files moved into
+    // the sealed database), but Chromium removes a deleted cache's folder only once no realm holds
+    // a handle to it — which a browser closed right after may never reach — and at its next start.
+    {
+      const { context, page } = await launch(profile);
+      try {
+        await page.goto(app.url);
+        await page.getByLabel('PIN').fill(PIN);
+        await page.getByRole('button', { name: 'Unlock' }).click();
+        await expect(page.getByText('All synced')).toBeVisible({ timeout: 30_000 });
+        expect(await page.evaluate(() => caches.keys())).not.toContain('parley-files');
+      } finally {
+        await context.close();
+      }
+    }
     // What remains is IndexedDB's own history: Chromium's LevelDB keeps the values a put replaced
     // in its write-ahead log and older tables until it compacts them, which a page cannot ask for
     // (docs/patient-data.md says so, and what to do). Every row it serves is sealed, and nothing

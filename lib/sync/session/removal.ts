@@ -87,7 +87,12 @@ async function countUserChanges(db: ParleyDb): Promise<number> {
 export async function forgetOpenedFiles(caches: CacheStorage | null, options: DexieOptions = {}): Promise<number> {
   let count = 0;
   if (caches && (await caches.has(OPENED_FILES_CACHE))) {
-    count = (await (await caches.open(OPENED_FILES_CACHE)).keys()).length;
+    // Entry by entry first: a deleted cache's folder stays on disk while any realm holds a handle
+    // to it (the service worker's pass may), a deleted entry's files only while it is read.
+    const cache = await caches.open(OPENED_FILES_CACHE);
+    const keys = await cache.keys();
+    for (const key of keys) await cache.delete(key);
+    count = keys.length;
     await caches.delete(OPENED_FILES_CACHE);
   }
   // Opened without a version: the service worker owns the schema (never create it here).
