@@ -53,12 +53,25 @@ const linkHosts = (port: number) => `127.0.0.1,localhost:${port}`;
  */
 const LOCKED_SPECS = ['offline', 'account', 'live', 'tabs', 'resumable-upload', 'upload-cancel', 'viewer', 'list', 'search', 'app'];
 
+/**
+ * Specs that check one thing in one viewport run in one project only (never skipped): what a
+ * phone does (touch, a phone's first screen, the lock and sign-in flows a phone goes through) …
+ */
+const PHONE_ONLY = ['volume', 'list-touch', 'background-sync', 'reconnect', 'sso', 'wipe', 'lock'];
+/** … what only a desktop has (many tabs, the profile on disk, `npm start` itself) … */
+const DESKTOP_ONLY = ['disk-scan', 'sealed-offline', 'route-handlers', 'start', 'tabs', 'many-tabs'];
+/** … and the server's and the service worker's answers, which no viewport changes (run on desktop). */
+const SERVER_CHECKS = ['hosts', 'health', 'odd-requests', 'uploaded-assets', 'svg-script', 'service-worker-weight', 'proxy-resumable-upload', 'viewer-s3-redirect', 'update'];
+
 export default defineConfig({
   testDir: 'tests/browser',
   testMatch: '**/*.spec.ts',
   outputDir: 'test-results',
   timeout: 60_000,
-  workers: 1,
+  // Two at a time, one per project: the projects' runs overlap (each project's own files still
+  // run one after another: they share a user and a server), which keeps the two cores busy while
+  // a browser waits on its server.
+  workers: 2,
   retries: 0,
   reporter: [['list']],
   globalTeardown: './tests/browser/teardown.ts',
@@ -68,14 +81,14 @@ export default defineConfig({
     trace: 'off',
   },
   projects: [
-    // Checks that need one viewport only run in one project (never skipped).
-    { name: 'phone', testIgnore: ['**/disk-scan.spec.ts', '**/sealed-offline.spec.ts', '**/route-handlers.spec.ts', '**/start.spec.ts', '**/tabs.spec.ts', '**/many-tabs.spec.ts'], use: { ...devices['Pixel 7'], viewport: { width: 390, height: 844 }, launchOptions: chromium } },
-    { name: 'desktop', testIgnore: ['**/volume.spec.ts', '**/list-touch.spec.ts'], use: { viewport: { width: 1280, height: 800 }, launchOptions: chromium } },
+    { name: 'phone', workers: 1, testIgnore: [...DESKTOP_ONLY, ...SERVER_CHECKS].map((spec) => `**/${spec}.spec.ts`), use: { ...devices['Pixel 7'], viewport: { width: 390, height: 844 }, launchOptions: chromium } },
+    { name: 'desktop', workers: 1, testIgnore: PHONE_ONLY.map((spec) => `**/${spec}.spec.ts`), use: { viewport: { width: 1280, height: 800 }, launchOptions: chromium } },
     // Issue 28: the specs of what a user does every day again with the lock on in its default policy
     // (a PIN set at the first sign-in, the lock screen after every load, the rows sealed), against
     // a server of its own. Desktop only: the lock is not about the viewport.
     {
       name: 'locked',
+      workers: 1,
       testMatch: LOCKED_SPECS.map((spec) => `**/${spec}.spec.ts`),
       // Not this one: a file's URL opened in a tab of its own with no network is the service
       // worker's file cache, which a locked device does not keep (no plaintext in Cache Storage);

@@ -139,7 +139,8 @@ class HoldingLink {
   port = 0;
   private gate: { path: string; after: number; hold: Hold } | null = null;
 
-  constructor(private readonly targetPort: number) {}
+  /** The app's port: known once it has started (it is told this link's port first). */
+  targetPort = 0;
 
   /** Holds the next answer for a file whose path contains `path` after `after` bytes. */
   arm(path: string, after: number): Hold {
@@ -205,17 +206,18 @@ class HoldingLink {
 }
 
 test.describe('a long open', () => {
-  // This file's own ports (PARLEY_E2E_PORT + 3 and + 4): the app, and the link the browser uses.
-  const APP_PORT = Number(process.env.PARLEY_E2E_PORT || 3917) + 3;
   let scratch: ReturnType<typeof tempDir>;
   let app: AppProcess;
   let link: HoldingLink;
 
   test.beforeAll(async () => {
     scratch = tempDir('parley-long-open-');
-    link = new HoldingLink(APP_PORT);
-    await link.start(APP_PORT + 1);
-    app = await startApp(['.next/parley/server.mjs'], CHECKOUT, appEnv(path.join(scratch.dir, 'data'), { PORT: String(APP_PORT), ALLOWED_HOSTS: `127.0.0.1:${link.port}` }));
+    // Free ports, so the projects' runs of this file may overlap: the link's first, as the app
+    // must allow it as a Host.
+    link = new HoldingLink();
+    await link.start(0);
+    app = await startApp(['.next/parley/server.mjs'], CHECKOUT, appEnv(path.join(scratch.dir, 'data'), { ALLOWED_HOSTS: `127.0.0.1:${link.port}` }));
+    link.targetPort = Number(new URL(app.url).port);
   });
   test.afterAll(async () => {
     await link?.stop();
