@@ -221,7 +221,7 @@ function statementCache(sqlite: Database.Database, gate?: WriteGate) {
       let statement = cache.get(sql);
       if (!statement) {
         if (cache.size >= 500) cache.clear(); // bounded: queries with variable IN-lists vary
-        const prepared = sqlite.prepare(sql);
+        const prepared = sqlite.prepare(gate && DEFERRED_BEGIN.test(sql) ? 'begin immediate' : sql);
         statement = gate && (!prepared.readonly || TRANSACTION_CONTROL.test(sql)) ? gated(prepared, gate, sqlite) : prepared;
         cache.set(sql, statement);
       }
@@ -239,6 +239,15 @@ function statementCache(sqlite: Database.Database, gate?: WriteGate) {
  * newer would fail SQLITE_BUSY_SNAPSHOT at its first write, busy timeout or not) to its end.
  */
 const TRANSACTION_CONTROL = /^\s*(begin|commit|end|rollback|savepoint|release)\b/i;
+
+/**
+ * Kysely begins a transaction with a plain (deferred) BEGIN. The write gate orders the writers of
+ * this process, but not another process on the same file (`npm run token` beside a running
+ * server): a deferred transaction that read, then found that process's commit newer, failed its
+ * first write at once with SQLITE_BUSY_SNAPSHOT ("database is locked"), the busy timeout never
+ * applied. BEGIN IMMEDIATE takes the write lock at the start, waiting the busy timeout for it.
+ */
+const DEFERRED_BEGIN = /^\s*begin\s*;?\s*$/i;
 
 type GatedStatement = Pick<Database.Statement, 'reader' | 'run' | 'all' | 'iterate'>;
 
