@@ -2,8 +2,9 @@
 // how much is used; an upload the device cannot hold is refused at once (a real quota, set through
 // the DevTools protocol); a database the browser cleared while the app was closed is noticed,
 // pulled again, and the changes lost with it are reported.
-import { expect, test, type BrowserContext, type Page } from '@playwright/test';
-import { accessibilityViolations, api, base, expectAllSynced, openConversation, screenshot, signIn, unique } from './helpers';
+import { expect, test, type Page } from '@playwright/test';
+import { CutLink } from './cut-link';
+import { accessibilityViolations, api, appPort, base, expectAllSynced, openConversation, screenshot, signIn, unique } from './helpers';
 
 
 
@@ -96,13 +97,19 @@ async function marker(page: Page) {
   });
 }
 
-async function holdWrites(context: BrowserContext) {
-  // Page and dedicated worker alike: writes never reach the server while held.
-  await context.route(/\/v1\//, (route) => (route.request().method() === 'GET' ? route.continue() : route.abort('internetdisconnected')));
-}
+/** Every realm alike (the service worker's Background Sync too, see cut-link.ts): /v1 writes never reach the server while held. */
+const holdWrites = (link: CutLink) => (link.refusing = (method, path) => method !== 'GET' && path.startsWith('/v1/'));
+
+const links: CutLink[] = [];
+test.afterEach(async () => {
+  for (const link of links.splice(0)) await link.stop();
+});
 
 test('a database the browser cleared while the app was closed is noticed and pulled again; lost changes are reported', async ({ browser, request }, info) => {
-  const context = await browser.newContext({ ...info.project.use });
+  // The browser reaches the app through a link of the test's own.
+  const link = new CutLink(appPort());
+  links.push(link);
+  const context = await browser.newContext({ ...info.project.use, baseURL: await link.start() });
   const server = await api(request, info);
   const kept = unique('kept');
   await server.createConversation(kept);
@@ -112,7 +119,7 @@ test('a database the browser cleared while the app was closed is noticed and pul
 
   // Changes queued while the server cannot be reached: a new conversation, and its opening
   // (last_opened_at) that follows it — bookkeeping, never counted as the user's change.
-  await holdWrites(context);
+  holdWrites(link);
   const lost = unique('lost');
   await page.getByRole('button', { name: /New/ }).click();
   await page.getByLabel(/Contact id/i).fill(lost);
@@ -136,7 +143,7 @@ test('a database the browser cleared while the app was closed is noticed and pul
     name,
   );
   expect(deleted).toBe('deleted');
-  await context.unroute(/\/v1\//);
+  link.refusing = null;
 
   // Opened again: the notice, the data back from the server, and the loss said, never "All synced".
   await page.goto('/');
