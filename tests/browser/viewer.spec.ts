@@ -111,6 +111,7 @@ test('each kind of file opens in the app and reads as a clinician reads it', asy
 
   // FHIR Observation: the test, its value and unit, the reference range; raw JSON one tap away.
   await openFile(page, 'potassium.json');
+  await expect(page.locator('.viewer > .viewer-meta')).toHaveText(/^FHIR Observation · /);
   const summary = page.getByRole('region', { name: /Observation: Potassium/ });
   await expect(summary.getByRole('heading', { name: /Potassium/ })).toBeVisible();
   await expect(summary.getByRole('definition').filter({ hasText: '5.9 mmol/L' })).toBeVisible();

@@ -16,6 +16,13 @@ describe("the viewer header's type", () => {
     expect(shownType(kindOf('letter', 'application/octet-stream', bytes('%PDF-1.4\n')), 'application/octet-stream')).toBe('PDF');
   });
 
+  it('a FHIR resource reads as its resourceType once its bytes are here', () => {
+    const observation = bytes('{"resourceType":"Observation","status":"final"}');
+    expect(shownType(kindOf('k.json', 'application/fhir+json', observation), 'application/fhir+json', observation)).toBe('FHIR Observation');
+    expect(shownType('fhir', 'application/fhir+json')).toBe('FHIR resource');
+    expect(shownType('json', 'application/json', bytes('{"resourceType":"Patient"}'))).toBe('JSON');
+  });
+
   it('the declared type in words when it already says what the content is', () => {
     expect(shownType(kindOf('notes.txt', 'text/plain', bytes('Seen today, stable.')), 'text/plain')).toBe('Text');
     expect(shownType(kindOf('a.hl7', 'application/hl7-v2', bytes(ORU)), 'application/hl7-v2')).toBe('HL7 v2 message');

@@ -101,7 +101,7 @@ export function FileScreen({ id }: { id: string }) {
       ) : (
         <>
           <p className="viewer-meta">
-            {shownType(sniffed ?? kindOfName(file.filename, file.file_type), file.file_type)} · {humanSize(file.file_size)} · {humanTime(file.created_at)}
+            {shownType(sniffed ?? kindOfName(file.filename, file.file_type), file.file_type, loaded?.ok ? loaded.bytes : undefined)} · {humanSize(file.file_size)} · {humanTime(file.created_at)}
             {conversation && <> · in {conversationTitle(conversation)}</>}
             {isPendingUpload(file) && <span className="mark pending">waiting to upload</span>}
           </p>

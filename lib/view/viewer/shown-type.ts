@@ -13,8 +13,13 @@ const KIND_TYPE: Partial<Record<ViewKind, string>> = {
   json: 'application/json',
 };
 
-/** `kind`: what the viewer shows the file as (lib/view/viewer/kind.ts's kindOf). */
-export function shownType(kind: ViewKind, declaredType: string): string {
+/**
+ * `kind`: what the viewer shows the file as (lib/view/viewer/kind.ts's kindOf); `head`, its first
+ * bytes once here: a FHIR resource then reads as what it is ("FHIR Observation").
+ */
+export function shownType(kind: ViewKind, declaredType: string, head?: Uint8Array): string {
+  const resourceType = kind === 'fhir' && head ? /"resourceType"\s*:\s*"([A-Za-z]{1,64})"/.exec(new TextDecoder().decode(head.subarray(0, 4096)))?.[1] : undefined;
+  if (resourceType) return `FHIR ${resourceType}`;
   const type = KIND_TYPE[kind];
   if (type && kindOfName('', declaredType) !== kind) return humanType(type);
   return humanType(declaredType);
