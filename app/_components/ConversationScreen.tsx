@@ -1,14 +1,15 @@
 'use client';
 import { useLiveQuery } from 'dexie-react-hooks';
-import { useEffect, useRef, useState, type ChangeEvent } from 'react';
+import { useEffect, useRef, useState, type ChangeEvent, type ReactNode } from 'react';
 import { onDeviceFileIds } from '@/lib/offline/on-device';
 import { isKept } from '@/lib/offline/policy';
 import { readKeepPinned, setKeepOffline, wakeDownloaderOnConnectionChange } from '@/lib/offline/settings';
-import { aliasOf, conversationById, filesOfConversation, type ConversationView } from '@/lib/sync/page';
+import { aliasOf, conversationById, filesOfConversation, type ConversationView, type FileView } from '@/lib/sync/page';
 import { conversationTitle, syncMark } from '@/lib/view/conversations';
 import { humanSize, humanTime, humanType } from '@/lib/view/format';
 import { failureText, useAction } from './ActionAlert';
-import { ConversationActions } from './ConversationActions';
+import { ConversationMore, ConversationToggles } from './ConversationActions';
+import { useConversationActions } from './conversation-actions';
 import { FileActions, FileLink, OnDeviceMark } from './FileActions';
 import { Icon } from './Icon';
 import { hrefFor, navigate } from './router';
@@ -22,8 +23,6 @@ export function ConversationScreen({ id }: { id: string }) {
   const alias = useLiveQuery(() => aliasOf(db, id), [db, id]);
   const files = useLiveQuery(() => filesOfConversation(db, id), [db, id]);
   const onDevice = useLiveQuery(() => onDeviceFileIds(db, files ?? []), [db, files]);
-  const [uploadError, setUploadError] = useState<string | null>(null);
-  const { run, alert } = useAction();
   const opened = useRef<string | null>(null);
 
   // A conversation created offline had a temporary id; follow it to the server's id.
@@ -48,6 +47,20 @@ export function ConversationScreen({ id }: { id: string }) {
       </section>
     );
   }
+  return <OpenConversation conversation={conversation} files={files} onDevice={onDevice} />;
+}
+
+/** The page of a conversation that is here; its files while they are read (undefined) too. */
+function OpenConversation({ conversation, files, onDevice }: { conversation: ConversationView; files: FileView[] | undefined; onDevice: Set<string> | undefined }) {
+  const { client } = useSession().connection;
+  const { id } = conversation;
+  const [uploadError, setUploadError] = useState<string | null>(null);
+  const { run, alert } = useAction();
+  // The file the pinned message was last shown as (its row marked).
+  const [shown, setShown] = useState<string | null>(null);
+  const keep = useKeepOffline(conversation, (files ?? []).filter((f) => f.syncState !== 'pending' || f.file_url !== '').length);
+  // One set of the conversation's actions for the bar and "More actions": one failure shown at a time.
+  const actions = useConversationActions(conversation, { onDeleted: () => navigate({ name: 'conversations' }, { replace: true }) });
 
   async function upload(event: ChangeEvent<HTMLInputElement>) {
     const picked = [...(event.target.files ?? [])];
@@ -65,9 +78,24 @@ export function ConversationScreen({ id }: { id: string }) {
   const sorted = [...(files ?? [])].sort((a, b) => b.created_at - a.created_at);
   const pinnedFile = sorted.find((f) => f.message_id === conversation.pinned_message_id);
   const title = conversationTitle(conversation);
+  const mark = syncMark(conversation.syncState);
 
+  /**
+   * The pinned message, as a messaging app jumps to one: its file's row scrolled into view and
+   * marked, and the keyboard's focus on its name (one more tap or Enter opens it).
+   */
+  function showPinned(fileId: string) {
+    setShown(fileId);
+    const row = document.querySelector<HTMLElement>(`[data-file-id="${CSS.escape(fileId)}"]`);
+    row?.querySelector<HTMLElement>('a.file-link')?.focus({ preventScroll: true });
+    row?.scrollIntoView({ block: 'center', behavior: matchMedia('(prefers-reduced-motion: reduce)').matches ? 'auto' : 'smooth' });
+  }
+
+  // Content first: the head, one bar of actions (the permanent delete is in the head's "More
+  // actions", away from them), the pinned message, then the files — on a phone within the first
+  // third of the screen (content-first.spec).
   return (
-    <section className="screen" aria-labelledby="conversation-title">
+    <section className="screen conversation" aria-labelledby="conversation-title">
       <div className="screen-head">
         <a className="icon-button" href="/" aria-label="Back to conversations" onClick={(e) => { e.preventDefault(); navigate({ name: 'conversations' }); }}>
           <Icon name="back" />
@@ -75,37 +103,39 @@ export function ConversationScreen({ id }: { id: string }) {
         <h1 id="conversation-title">
           <span className="kind">{conversation.group_id !== null ? 'Group' : 'Contact'}</span> {title}
         </h1>
-      </div>
-      <div className="conversation-meta">
-        <ConversationActions conversation={conversation} onDeleted={() => navigate({ name: 'conversations' }, { replace: true })} />
-        <p>
-          Created {humanTime(conversation.created_at)} · last active {humanTime(conversation.last_active_at)}
-          {conversation.archived_at !== null && <> · archived {humanTime(conversation.archived_at)}</>}
-          {syncMark(conversation.syncState) && <span className={`mark ${conversation.syncState}`}>{syncMark(conversation.syncState)}</span>}
-        </p>
-        {pinnedFile && <p className="pinned">Pinned message: {pinnedFile.filename}</p>}
-        <KeepOffline conversation={conversation} fileCount={sorted.filter((f) => f.syncState !== 'pending' || f.file_url !== '').length} />
+        {mark && <span className={`mark ${conversation.syncState}`}>{mark}</span>}
+        <ConversationMore conversation={conversation} actions={actions} />
       </div>
 
-      <div className="upload">
-        <label className="button primary with-label">
+      <div className="action-bar" role="group" aria-label="Actions">
+        <label className="button primary">
           <Icon name="upload" />
           <span>Upload files</span>
           <input type="file" multiple onChange={upload} className="visually-hidden" aria-label="Upload files" />
         </label>
-        <label className="button with-label">
+        <label className="button">
           <Icon name="camera" />
           <span>Take photo</span>
           <input type="file" accept="image/*" capture="environment" onChange={upload} className="visually-hidden" aria-label="Take photo" />
         </label>
-        <a className="touch-link" href={hrefFor({ name: 'files', conversationId: id })} onClick={(e) => { e.preventDefault(); navigate({ name: 'files', conversationId: id }); }}>
-          All files of this conversation
-        </a>
+        <ConversationToggles conversation={conversation} actions={actions} />
+        {keep.button}
       </div>
       {uploadError && <p className="error" role="alert">{uploadError}</p>}
       {alert}
+      {actions.alert}
 
-      <h2>Files</h2>
+      {pinnedFile && (
+        <button type="button" className="pinned" title="Show it in the list" onClick={() => showPinned(pinnedFile.id)}>
+          <Icon name="pin" />
+          <span>Pinned message: {pinnedFile.filename}</span>
+        </button>
+      )}
+
+      <div className="list-head">
+        <h2>Files</h2>
+        {keep.state}
+      </div>
       {files === undefined ? (
         <p className="empty">Loading…</p>
       ) : sorted.length === 0 ? (
@@ -114,8 +144,9 @@ export function ConversationScreen({ id }: { id: string }) {
         <ul className="file-list" aria-label="Files">
           {sorted.map((f) => {
             const pinned = f.message_id === conversation.pinned_message_id;
+            const classes = [f.syncState !== 'synced' && `unsynced ${f.syncState}`, f.id === shown && 'shown'].filter(Boolean).join(' ');
             return (
-              <li key={f.id} className={f.syncState !== 'synced' ? `unsynced ${f.syncState}` : undefined}>
+              <li key={f.id} data-file-id={f.id} className={classes || undefined}>
                 <span className="file-name">
                   <FileLink file={f} />
                   {f.syncState !== 'synced' && <span className={`mark ${f.syncState}`}>{f.syncState === 'pending' ? 'unsynced' : 'failed'}</span>}
@@ -143,6 +174,9 @@ export function ConversationScreen({ id }: { id: string }) {
           })}
         </ul>
       )}
+      <a className="touch-link" href={hrefFor({ name: 'files', conversationId: id })} onClick={(e) => { e.preventDefault(); navigate({ name: 'files', conversationId: id }); }}>
+        All files of this conversation
+      </a>
     </section>
   );
 }
@@ -152,36 +186,41 @@ export function ConversationScreen({ id }: { id: string }) {
  * (lib/offline/downloader.ts), or the sync worker on a device with a lock (sealed-downloads.ts),
  * and kept out of eviction. Pinned conversations are kept unless the
  * Device screen's setting says otherwise; the toggle is the user's own choice and wins.
+ * Its button goes in the action bar, what it has done beside the list's heading.
  */
-function KeepOffline({ conversation, fileCount }: { conversation: ConversationView; fileCount: number }) {
+function useKeepOffline(conversation: ConversationView, fileCount: number): { button: ReactNode; state: ReactNode } {
   const { connection } = useSession();
   const { db } = connection;
   const { run, alert } = useAction();
-  const choice = useLiveQuery(() => db.offlineKeep.get(conversation.id), [db, conversation.id], null);
+  const { id } = conversation;
+  const choice = useLiveQuery(() => db.offlineKeep.get(id), [db, id], null);
   const keepPinned = useLiveQuery(() => readKeepPinned(db), [db], null);
-  const onDevice = useLiveQuery(() => db.offlineFiles.where('conversationId').equals(conversation.id).filter((f) => f.complete).count(), [db, conversation.id], 0);
+  const onDevice = useLiveQuery(() => db.offlineFiles.where('conversationId').equals(id).filter((f) => f.complete).count(), [db, id], 0);
   const kept = choice !== null && keepPinned !== null && isKept(conversation, choice?.keep, keepPinned);
   // A kept conversation on screen: resume its downloads now and when the connection changes.
   useEffect(() => (kept ? wakeDownloaderOnConnectionChange(db.name) : undefined), [kept, db]);
-  if (choice === null || keepPinned === null) return null;
-  return (
-    <div className="keep-offline">
-      <button
-        type="button"
-        className="with-label"
-        aria-pressed={kept}
-        title={kept ? 'Stop keeping this conversation’s files on this device' : 'Download this conversation’s files to open them with no network'}
-        onClick={() => void run(kept ? 'stop keeping the files offline' : 'keep the files offline', () => setKeepOffline(db, conversation.id, !kept))}
-      >
-        <Icon name="file" />
-        <span>Keep offline</span>
-      </button>{' '}
-      <span data-testid="keep-offline-state">
+  if (choice === null || keepPinned === null) return { button: null, state: null };
+  return {
+    button: (
+      <>
+        <button
+          type="button"
+          aria-pressed={kept}
+          title={kept ? 'Stop keeping this conversation’s files on this device' : 'Download this conversation’s files to open them with no network'}
+          onClick={() => void run(kept ? 'stop keeping the files offline' : 'keep the files offline', () => setKeepOffline(db, id, !kept))}
+        >
+          <Icon name="download" />
+          <span>Keep offline</span>
+        </button>
+        {alert}
+      </>
+    ),
+    state: (
+      <span className="keep-offline-state" data-testid="keep-offline-state">
         {kept
           ? `${Math.min(onDevice, fileCount)} of ${fileCount} files on this device${choice === undefined ? ' (pinned)' : ''}`
           : 'Files are kept on this device only once opened'}
       </span>
-      {alert}
-    </div>
-  );
+    ),
+  };
 }

@@ -16,25 +16,38 @@ export function humanSize(bytes: number): string {
 
 const TYPE_NAMES: Record<string, string> = {
   'application/pdf': 'PDF',
-  'application/fhir+json': 'FHIR JSON',
+  'application/fhir+json': 'FHIR resource',
   'application/json': 'JSON',
-  'application/hl7-v2': 'HL7 v2',
-  'application/dicom': 'DICOM',
-  'application/zip': 'ZIP',
-  'application/gzip': 'GZIP',
-  'application/octet-stream': 'Binary',
+  'application/xml': 'XML',
+  'text/xml': 'XML',
+  'application/dicom': 'DICOM image',
+  'application/zip': 'ZIP archive',
+  'application/gzip': 'GZIP archive',
+  'application/msword': 'Word document',
+  'application/vnd.openxmlformats-officedocument.wordprocessingml.document': 'Word document',
   'text/plain': 'Text',
-  'text/csv': 'CSV',
-  'text/html': 'HTML',
+  'text/csv': 'CSV table',
+  'text/html': 'Web page',
+  'audio/mpeg': 'MP3 audio',
   'image/svg+xml': 'SVG image',
 };
 
-/** "image/png" → "PNG image"; known clinical types by name; unknown ones as they are. */
+/**
+ * A file's type in words, wherever one is shown: "image/png" → "PNG image", an HL7 v2 message under
+ * any of its names ("x-application/hl7-v2+er7", "application/hl7-v2") → "HL7 v2 message", and a type
+ * with no plain name → "File", never the raw media type.
+ */
 export function humanType(type: string): string {
-  if (TYPE_NAMES[type]) return TYPE_NAMES[type];
-  const [kind, sub] = type.split('/');
-  if ((kind === 'image' || kind === 'video' || kind === 'audio') && sub) return `${sub.toUpperCase()} ${kind}`;
-  return type;
+  const t = type.toLowerCase().replace(/;.*$/s, '').trim();
+  if (TYPE_NAMES[t]) return TYPE_NAMES[t];
+  if (t.includes('hl7')) return 'HL7 v2 message';
+  if (t.includes('fhir')) return 'FHIR resource';
+  const [kind = '', sub = ''] = t.split('/');
+  // "x-icon", "vnd.ms-photo", "heic-sequence": only a short plain subtype reads as a format's name.
+  const format = sub.replace(/^(x-|vnd\.)/, '').replace(/\+.*$/, '');
+  if (kind === 'image' || kind === 'video' || kind === 'audio') return /^[a-z0-9]{2,5}$/.test(format) ? `${format.toUpperCase()} ${kind}` : kind.charAt(0).toUpperCase() + kind.slice(1);
+  if (kind === 'text') return 'Text';
+  return 'File';
 }
 
 /** A broad family for filtering: image, document, data, other. */

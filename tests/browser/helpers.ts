@@ -137,6 +137,15 @@ export async function rowMenuAction(page: Page, title: string, choice: string) {
   await page.getByRole('dialog', { name: title }).getByRole('button', { name: choice, exact: true }).click();
 }
 
+/**
+ * One of the open conversation's actions from its page's "More actions" sheet (the permanent
+ * delete is only ever there): `choice` is the sheet's button, e.g. 'Delete…'.
+ */
+export async function conversationMenuAction(page: Page, choice: string) {
+  await page.getByRole('button', { name: 'More actions', exact: true }).click();
+  await page.getByRole('dialog').getByRole('button', { name: choice, exact: true }).click();
+}
+
 export async function screenshot(page: Page, info: TestInfo, name: string) {
   // Kept as artifacts: test-results/screenshots/<viewport>-<screen>.png
   await page.screenshot({ path: path.join('test-results', 'screenshots', `${info.project.name}-${name}.png`) });

@@ -3,7 +3,7 @@
 // and actions whose failure is shown where the user is looking.
 import { expect, test, type BrowserContext, type Locator, type Page } from '@playwright/test';
 import { E2E_TOKENS } from '../../playwright.config';
-import { accessibilityViolations, api, base, conversationRow, expectAllSynced, openConversation, rowMenuAction, signIn, unique, userFor } from './helpers';
+import { accessibilityViolations, api, base, conversationMenuAction, conversationRow, expectAllSynced, openConversation, rowMenuAction, signIn, unique, userFor } from './helpers';
 
 // Only so that axe can be injected (the app's CSP refuses inline scripts, as it should).
 test.use({ bypassCSP: true });
@@ -228,7 +228,7 @@ test('a refused action is shown where the user is looking', async ({ page, reque
   await page.getByRole('button', { name: 'Archive', exact: true }).click();
   await expect(failureAlert(page)).toContainText(`Couldn’t archive “${contact}”:`);
   await expect(failureAlert(page)).toBeInViewport();
-  await page.getByRole('button', { name: 'Delete', exact: true }).click();
+  await conversationMenuAction(page, 'Delete…');
   await page.getByRole('button', { name: 'Archive instead' }).click();
   await expect(failureAlert(page)).toContainText(`Couldn’t archive “${contact}”:`);
   await expect(page.getByRole('button', { name: 'Archive', exact: true })).toBeVisible();

@@ -1,7 +1,7 @@
 // Every screen at both viewports: screenshots as artifacts, an accessibility scan, the CSP, and
 // names rendered as text.
 import { expect, test } from '@playwright/test';
-import { accessibilityViolations, api, base, expectAllSynced, openConversation, screenshot, signIn, unique } from './helpers';
+import { accessibilityViolations, api, base, conversationMenuAction, expectAllSynced, openConversation, screenshot, signIn, unique } from './helpers';
 
 
 /** axe-core's WCAG 2.1 A/AA rules; the page is loaded with CSP bypassed only to inject axe itself. */
@@ -42,7 +42,7 @@ test('screens: screenshots, accessibility, names shown as text', async ({ browse
   await screenshot(page, info, 'conversation');
   expect(await accessibilityViolations(page)).toEqual([]);
 
-  await page.getByRole('button', { name: 'Delete', exact: true }).click();
+  await conversationMenuAction(page, 'Delete…');
   await expect(page.getByRole('button', { name: 'Delete permanently' })).toBeVisible();
   await expect(page.getByRole('button', { name: 'Archive instead' })).toBeVisible();
   await screenshot(page, info, 'delete-confirmation');

@@ -111,6 +111,7 @@ test('each kind of file opens in the app and reads as a clinician reads it', asy
 
   // FHIR Observation: the test, its value and unit, the reference range; raw JSON one tap away.
   await openFile(page, 'potassium.json');
+  await expect(page.locator('.viewer > .viewer-meta')).toHaveText(/^FHIR Observation · /);
   const summary = page.getByRole('region', { name: /Observation: Potassium/ });
   await expect(summary.getByRole('heading', { name: /Potassium/ })).toBeVisible();
   await expect(summary.getByRole('definition').filter({ hasText: '5.9 mmol/L' })).toBeVisible();
@@ -126,7 +127,7 @@ test('each kind of file opens in the app and reads as a clinician reads it', asy
   await expect(page.getByRole('heading', { name: /ORU\^R01 from ST MARY HOSPITAL/ })).toBeVisible();
   await expect(page.getByRole('region', { name: 'Patient' })).toContainText('JANE DOE');
   // Uploaded as text/plain: the header names what the content is.
-  await expect(page.locator('.viewer > .viewer-meta')).toHaveText(/^HL7 v2 · /);
+  await expect(page.locator('.viewer > .viewer-meta')).toHaveText(/^HL7 v2 message · /);
   if (info.project.name === 'phone') {
     const cards = page.getByRole('list', { name: 'Results' }).getByRole('listitem');
     await expect(cards.locator('.result-test')).toHaveText(['Hemoglobin (718-7)', 'WBC (6690-2)', 'Comment (NOTE)']);

@@ -10,7 +10,7 @@ import { useLiveQuery } from 'dexie-react-hooks';
 import { lazy, Suspense, useEffect, useMemo, useState } from 'react';
 import { aliasOf, conversationById, fileById, type FileView } from '@/lib/sync/page';
 import { conversationTitle } from '@/lib/view/conversations';
-import { humanSize, humanTime } from '@/lib/view/format';
+import { humanSize, humanTime, humanType } from '@/lib/view/format';
 import { loadFileBytes, NOT_ON_DEVICE, type Loaded } from '@/lib/view/viewer/bytes';
 import { kindOf, kindOfName, type ViewKind } from '@/lib/view/viewer/kind';
 import { shownType } from '@/lib/view/viewer/shown-type';
@@ -101,7 +101,7 @@ export function FileScreen({ id }: { id: string }) {
       ) : (
         <>
           <p className="viewer-meta">
-            {shownType(sniffed ?? kindOfName(file.filename, file.file_type), file.file_type)} · {humanSize(file.file_size)} · {humanTime(file.created_at)}
+            {shownType(sniffed ?? kindOfName(file.filename, file.file_type), file.file_type, loaded?.ok ? loaded.bytes : undefined)} · {humanSize(file.file_size)} · {humanTime(file.created_at)}
             {conversation && <> · in {conversationTitle(conversation)}</>}
             {isPendingUpload(file) && <span className="mark pending">waiting to upload</span>}
           </p>
@@ -195,7 +195,7 @@ function Details({ file, unreadableImage }: { file: FileView; unreadableImage: b
       </Problem>
       <dl className="viewer-facts">
         <div><dt>Name</dt><dd>{file.filename}</dd></div>
-        <div><dt>Type</dt><dd>{file.file_type}</dd></div>
+        <div><dt>Type</dt><dd>{humanType(file.file_type)}</dd></div>
         <div><dt>Size</dt><dd>{humanSize(file.file_size)}</dd></div>
         <div><dt>Added</dt><dd>{humanTime(file.created_at)}</dd></div>
       </dl>
