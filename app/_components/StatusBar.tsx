@@ -3,12 +3,13 @@
 // and failed operations in plain words with Retry / Discard (FailedChanges.tsx).
 import { useLiveQuery } from 'dexie-react-hooks';
 import { createContext, lazy, Suspense, useContext, useEffect, useState, type ReactNode } from 'react';
-import { readSyncStatus, statusLabel, type SyncStatus } from '@/lib/sync/page';
+import { readSyncStatus, type SyncStatus } from '@/lib/sync/page';
+import { statusLabel } from '@/lib/view/status-label';
 import { groupedNumber, relativeTime } from '@/lib/view/format';
 import { Dialog } from './Dialog';
 import { SignIn } from './SignIn';
 import { useSession, useSyncNow } from './session-context';
-import { UploadProgressSummary } from './UploadProgress';
+import { UploadProgressSummary, useUploadProgress } from './UploadProgress';
 
 // The list loads when the dialog first opens (and once the first screen is idle: ParleyApp's
 // prefetch, so it is there offline without a service worker); the first screen does without it.
@@ -34,21 +35,25 @@ export function StatusBar() {
   const { signInAgain, signOut } = useSession();
   const syncNow = useSyncNow();
   const status = useSyncStatus();
+  const uploads = useUploadProgress();
   const [showFailed, setShowFailed] = useState(false);
-  // "Last synced 2 min ago" ages: this bar renders again now and then, not the screen.
+  // "Last synced 2 min ago" ages, a retry counts down, a transfer may stall: this bar renders
+  // again with the clock (each second while the words depend on it), not the screen.
   const [, tick] = useState(0);
+  const shown = status ? statusLabel(status, { now: Date.now(), uploads }) : null;
+  const ticking = shown?.ticking === true;
   useEffect(() => {
-    const timer = setInterval(() => tick((n) => n + 1), 20_000);
+    const timer = setInterval(() => tick((n) => n + 1), ticking ? 1_000 : 20_000);
     return () => clearInterval(timer);
-  }, []);
+  }, [ticking]);
   // Nothing left to show (all retried or discarded): the dialog closes.
   const anyFailed = (status?.failed.length ?? 0) > 0;
   useEffect(() => {
     if (!anyFailed) setShowFailed(false);
   }, [anyFailed]);
   // Its place is kept before the first read, so the Sign out button does not jump when it arrives.
-  if (!status) return <div className="status" />;
-  const { label, tone, failed, stalled } = statusLabel(status);
+  if (!status || !shown) return <div className="status" />;
+  const { label, detail, tone, failed, stalled } = shown;
   const pending = status.pendingCount > 0 ? ` · ${groupedNumber(status.pendingCount)} pending` : '';
 
   return (
@@ -60,9 +65,15 @@ export function StatusBar() {
           {pending && <span data-testid="pending-count">{pending}</span>}
           <UploadProgressSummary />
         </span>
-        <span className="last-synced" data-testid="last-synced">
-          {status.lastSyncAt !== null && `Last synced ${relativeTime(Math.floor(status.lastSyncAt / 1000))}`}
-        </span>
+        {detail ? (
+          <span className="last-synced" data-testid="sync-detail">
+            {detail}
+          </span>
+        ) : (
+          <span className="last-synced" data-testid="last-synced">
+            {status.lastSyncAt !== null && `Last synced ${relativeTime(Math.floor(status.lastSyncAt / 1000))}`}
+          </span>
+        )}
       </span>
       {stalled && (
         <span className="stalled bad" data-testid="sync-stalled" role="status">
