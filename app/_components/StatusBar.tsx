@@ -56,35 +56,42 @@ export function StatusBar() {
   const { label, detail, tone, failed, stalled } = shown;
   const pending = status.pendingCount > 0 ? ` · ${groupedNumber(status.pendingCount)} pending` : '';
 
+  const face = (
+    <>
+      <span className={`pill ${tone}`} data-testid="sync-status">
+        {label}
+        {pending && <span data-testid="pending-count">{pending}</span>}
+        <UploadProgressSummary />
+      </span>
+      {detail ? (
+        <span className={`last-synced ${tone}`} data-testid="sync-detail">
+          {detail}
+        </span>
+      ) : (
+        <span className="last-synced" data-testid="last-synced">
+          {status.lastSyncAt !== null && `Last synced ${relativeTime(Math.floor(status.lastSyncAt / 1000))}`}
+        </span>
+      )}
+    </>
+  );
+
   return (
     <div className="status" aria-live="polite">
-      {/* A fixed width: a change of state or an upload never moves the header. */}
-      <span className="status-text">
-        <span className={`pill ${tone}`} data-testid="sync-status">
-          {label}
-          {pending && <span data-testid="pending-count">{pending}</span>}
-          <UploadProgressSummary />
-        </span>
-        {detail ? (
-          <span className="last-synced" data-testid="sync-detail">
-            {detail}
-          </span>
-        ) : (
-          <span className="last-synced" data-testid="last-synced">
-            {status.lastSyncAt !== null && `Last synced ${relativeTime(Math.floor(status.lastSyncAt / 1000))}`}
-          </span>
-        )}
-      </span>
+      {/* A fixed width: a change of state, an upload or failed changes never move the header. */}
+      {failed.length > 0 ? (
+        // The pill and "N failed" under it are one button: the header keeps its width (a button
+        // beside the pill pushed Sign out to a second line at 390 px).
+        <button type="button" className="status-text status-button" onClick={() => setShowFailed(true)}>
+          {face}
+        </button>
+      ) : (
+        <span className="status-text">{face}</span>
+      )}
       {stalled && (
         <span className="stalled bad" data-testid="sync-stalled" role="status">
           Nothing sent for {Math.max(1, Math.round((Date.now() - stalled.since) / 60_000))} min
           {stalled.error ? ` — last error: ${stalled.error}` : ''}
         </span>
-      )}
-      {failed.length > 0 && (
-        <button type="button" className="link bad" onClick={() => setShowFailed(true)}>
-          {groupedNumber(failed.length)} failed
-        </button>
       )}
       <button type="button" className="icon-button" aria-label="Sync now" title="Sync now" onClick={() => void syncNow()}>
         ↻

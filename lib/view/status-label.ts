@@ -2,12 +2,12 @@
 // and the uploads in flight (engine/upload-progress.ts), at the page's clock. Pure; the table is
 // tests/unit/status-label.test.ts.
 import type { FailedOperation, SyncStatus, UploadProgress } from '../sync/page';
-import { humanSize, sizeOf } from './format';
+import { groupedNumber, humanSize, sizeOf } from './format';
 
 /** A transfer with no byte moving for this long reads "Stalled" (it is abandoned, and resumed, at its `abandonAt`). */
 export const STALL_NOTICE_MS = 5_000;
 
-/** What the pill says (`label`), the line under it (`detail`, null: "Last synced …"), and whether it counts down. */
+/** What the pill says (`label`), the line under it (`detail`, e.g. "2 failed"; null: "Last synced …"), and whether it counts down. */
 export interface StatusLabel {
   label: string;
   detail: string | null;
@@ -46,7 +46,7 @@ export function statusLabel(status: SyncStatus, at: { now: number; uploads: Uplo
   const said = (label: string, tone: StatusLabel['tone'], detail: string | null = null, ticking = false): StatusLabel => ({ ...base, label, tone, detail, ticking });
 
   if (status.needsSignIn) return said('Sign in again', 'bad');
-  if (failed.length > 0) return said('Needs attention', 'bad');
+  if (failed.length > 0) return said('Needs attention', 'bad', `${groupedNumber(failed.length)} failed`);
   if (lost) return said('Changes lost', 'bad');
   if (status.noNetwork) return said('Offline', 'warn');
   if (moving.length > 0) {

@@ -74,3 +74,22 @@ it('a server answer after an outage ends the waits: a change held by its backoff
   expect(await readSyncStatus(d.db)).toMatchObject({ online: true, nextRetryAt: null, pendingCount: 0 });
   d.close();
 });
+
+it('a flush (Background Sync, under the lock an open page waits on) shows as syncing while it sends', async () => {
+  const token = server.tokens.alice;
+  const seen: boolean[] = [];
+  const d: Device = makeDevice(server.baseUrl, token, {
+    engine: {
+      fetch: async (input, init) => {
+        if (init?.method === 'POST') seen.push((await readSyncStatus(d.db)).syncing);
+        return d.net.fetch(input, init);
+      },
+    },
+  });
+  await d.settle();
+  await d.client.createConversation({ contact_id: 'honest-flush' });
+  expect(await d.engine.flushOnce()).toEqual({ kind: 'done' });
+  expect(seen).toEqual([true]);
+  expect(await readSyncStatus(d.db)).toMatchObject({ syncing: false, pendingCount: 0 });
+  d.close();
+});

@@ -58,6 +58,7 @@ describe('statusLabel', () => {
     ['a stalled transfer past its time', { ...pending, syncing: true }, { f1: { ...still.f1!, abandonAt: now - 1 } }, { label: 'Stalled', detail: 'Nothing moving — retrying', tone: 'warn', ticking: true }],
     ['a sync with no transfer', { ...pending, syncing: true }, {}, { label: 'Syncing…', detail: null, tone: 'ok', ticking: false }],
     ['a cut upload between runs, server reachable', pending, waiting, { label: 'Waiting to sync', detail: null, tone: 'warn', ticking: false }],
+    ['failed changes (the line under the pill opens them)', { ...pending, failed: [{ opId: 'a', kind: 'rename' as never, entityId: 'f', error: null, blocked: false }] }, {}, { label: 'Needs attention', detail: '1 failed', tone: 'bad', ticking: false }],
     ['nothing left', synced, {}, { label: 'All synced', detail: null, tone: 'ok', ticking: false }],
   ];
   it.each(table)('%s', (_, status, uploads, expected) => {

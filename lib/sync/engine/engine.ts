@@ -252,14 +252,22 @@ export class SyncEngine {
     return this.turn(async () => {
       const { db } = this.deps;
       if ((await updateStatus(db, {})).needsSignIn) return { kind: 'unauthenticated', message: 'sign in again' };
-      await recoverInflight(db);
-      // The browser fires the event when connectivity is back: as on \`online\`, every wait ends
-      // (the browser retries an event rarely, and not for long).
-      await clearWaits(db, this.clock.now(), this.backoff.baseMs);
-      const now = () => this.clock.now();
-      const pushed = await push({ ...this.httpDeps(), ...this.uploadDeps(), db, now, random: this.random, backoff: this.backoff, probe: this.deps.replayProbe });
-      await this.recordOutcome(pushed, null);
-      return pushed;
+      // A flush is a sync: an open page waits for the lock meanwhile, and says "Syncing…", not
+      // "Waiting to sync", while the service worker sends its changes.
+      await updateStatus(db, { syncing: true });
+      this.reachedInRun = false;
+      try {
+        await recoverInflight(db);
+        // The browser fires the event when connectivity is back: as on \`online\`, every wait ends
+        // (the browser retries an event rarely, and not for long).
+        await clearWaits(db, this.clock.now(), this.backoff.baseMs);
+        const now = () => this.clock.now();
+        const pushed = await push({ ...this.httpDeps(), ...this.uploadDeps(), db, now, random: this.random, backoff: this.backoff, probe: this.deps.replayProbe });
+        await this.recordOutcome(pushed, null);
+        return pushed;
+      } finally {
+        await updateStatus(db, { syncing: false });
+      }
     });
   }
 
