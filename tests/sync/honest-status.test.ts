@@ -7,7 +7,8 @@ import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import type { UploadLike } from '../../lib/sync/core/http';
 import { readSyncStatus } from '../../lib/sync/engine/status';
 import { statusLabel } from '../../lib/view/status-label';
-import { readUploadProgress } from '../../lib/sync/engine/upload-progress';
+import { readUploadProgress, UPLOAD_PROGRESS_KEY } from '../../lib/sync/engine/upload-progress';
+import { setMeta } from '../../lib/sync/mirror/meta';
 import { startTestServer, type TestServer } from '../helpers/server';
 import { makeDevice, otherDevice, serverConversations, serverFiles, type Device } from './harness';
 
@@ -91,5 +92,25 @@ it('a flush (Background Sync, under the lock an open page waits on) shows as syn
   expect(await d.engine.flushOnce()).toEqual({ kind: 'done' });
   expect(seen).toEqual([true]);
   expect(await readSyncStatus(d.db)).toMatchObject({ syncing: false, pendingCount: 0 });
+  d.close();
+});
+
+it('the progress a worker left when it ended mid-transfer never reads "Stalled" in the next run', async () => {
+  const token = server.tokens.alice;
+  const labels: string[] = [];
+  const d: Device = makeDevice(server.baseUrl, token, {
+    engine: {
+      fetch: async (input, init) => {
+        labels.push(statusLabel(await readSyncStatus(d.db), { now: d.clock.now(), uploads: await readUploadProgress(d.db) }).label);
+        return d.net.fetch(input, init);
+      },
+    },
+  });
+  // A reload mid-transfer: the row still says it moved a minute ago; no upload is queued any more.
+  await setMeta(d.db, UPLOAD_PROGRESS_KEY, { gone: { sent: 5_000, total: 10_000, onServer: 4_000, movedAt: d.clock.now() - 60_000, abandonAt: d.clock.now() - 30_000 } });
+  await d.settle();
+  expect(labels.length).toBeGreaterThan(0);
+  expect(labels.filter((label) => label !== 'Syncing…')).toEqual([]);
+  expect(await readUploadProgress(d.db)).toEqual({});
   d.close();
 });

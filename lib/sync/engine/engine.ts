@@ -210,6 +210,7 @@ export class SyncEngine {
     if (status.needsSignIn) return { push: { kind: 'unauthenticated', message: 'sign in again' }, pull: null };
     await updateStatus(db, { syncing: true });
     this.reachedInRun = false;
+    await this.progress.adopt();
     this.armWatchdog();
     try {
       // We hold the lock: nobody else is sending, so anything in flight was orphaned by a

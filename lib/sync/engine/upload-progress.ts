@@ -41,6 +41,7 @@ export class UploadProgressWriter {
   private stored = false;
   private writing: Promise<void> = Promise.resolve();
   private trailing: unknown = null;
+  private adopted = false;
 
   constructor(
     private readonly db: ParleyDb,
@@ -98,6 +99,22 @@ export class UploadProgressWriter {
     this.current = kept;
     if (this.stored || Object.keys(kept).length > 0) this.write();
     await this.writing;
+  }
+
+  /**
+   * Before this writer's first run: the row a worker left when it ended mid-transfer (a reload, a
+   * crash) is taken over as if its run had ended (`clear`): a resumable upload keeps its place at
+   * what the server confirmed, without `movedAt` (it never reads "Stalled" before it moves again);
+   * anything else goes.
+   */
+  async adopt(): Promise<void> {
+    if (this.adopted) return;
+    this.adopted = true;
+    const left = await readUploadProgress(this.db).catch((): UploadProgress => ({}));
+    if (Object.keys(left).length === 0) return;
+    this.current = { ...left, ...this.current };
+    this.stored = true;
+    await this.clear();
   }
 
   private write(): void {
