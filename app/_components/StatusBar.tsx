@@ -81,7 +81,7 @@ export function StatusBar() {
       {failed.length > 0 ? (
         // The pill and "N failed" under it are one button: the header keeps its width (a button
         // beside the pill pushed Sign out to a second line at 390 px).
-        <button type="button" className="status-text status-button" onClick={() => setShowFailed(true)}>
+        <button type="button" className="status-text status-button" aria-label={`${label} — ${detail}`} onClick={() => setShowFailed(true)}>
           {face}
         </button>
       ) : (
