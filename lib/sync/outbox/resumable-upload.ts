@@ -147,7 +147,7 @@ export async function sendResumable(
   deps: TusDeps,
   op: OutboxOp,
   key: string,
-  onProgress?: (sent: number, total: number, resumed: boolean, onServer: number) => void,
+  onProgress?: (sent: number, total: number, resumed: boolean) => void,
 ): Promise<TusAttempt> {
   if (op.body.kind !== 'file.upload') throw new Error('not an upload');
   const body = op.body;
@@ -183,11 +183,11 @@ export async function sendResumable(
     const bytes = withBytes();
     // Written before it is sent: from then on the upload may exist with its URL unknown here.
     if (bytes) await save({ ...state, bytesKey: creationKey(key, state) });
-    const run = await runOnce(deps, body, key, state, save, source, chunk, chunk < patchBytes, bytes, isCancelled, (s, total, onServer) => {
+    const run = await runOnce(deps, body, key, state, save, source, chunk, chunk < patchBytes, bytes, isCancelled, (s, total) => {
       if (startOffset === null) startOffset = s;
       if (lastOffset !== null && s > lastOffset) progressed = true;
       lastOffset = s;
-      onProgress?.(s, total, (startOffset ?? 0) > 0, onServer);
+      onProgress?.(s, total, (startOffset ?? 0) > 0);
     });
     sent = sent || run.sent;
     if (run.kind === 'done') return { outcome: { kind: 'ok', value: run.fileId, replayed: false, serverTime: null }, file: run.file, url: run.url, sent, progressed };
@@ -238,8 +238,7 @@ function runOnce(
   probing: boolean,
   withBytes: boolean,
   isCancelled: () => Promise<boolean>,
-  /** `sent`: tus-js-client's count (in flight included); `onServer`: the last Upload-Offset the server answered (0 before any). */
-  onProgress: (sent: number, total: number, onServer: number) => void,
+  onProgress: (sent: number, total: number) => void,
 ): Promise<Run> {
   const endpoint = urlOf(deps.baseUrl, 'v1/uploads');
   const flags = { sent: false, progressed: false, offset: -1 };
@@ -322,7 +321,7 @@ function runOnce(
       fingerprint: async () => null as unknown as string,
       fileReader: source.reader,
       httpStack: stack,
-      onProgress: (sent, total) => onProgress(sent, total, Math.max(0, flags.offset)),
+      onProgress,
       onSuccess: ({ lastResponse }) => {
         // Completion always carries Upload-File-Id (caught above); a success without it is not ours to trust.
         const fileId = lastResponse.getHeader('Upload-File-Id');
