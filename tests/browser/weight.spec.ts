@@ -26,9 +26,11 @@ import { accessibilityViolations, api, expectAllSynced, openConversation, signIn
  * (212.0 → 212.6): opening a conversation as bookkeeping (the row's 'reporting' state, the status
  * that does not count it), the named queries the list reads through, the erase's Clear-Site-Data
  * request and the update prompt that reloads only when asked; the files list's reads, the failed
- * changes' descriptions and "Upload my copy again" load on first use.
+ * changes' descriptions and "Upload my copy again" load on first use. Issue 32's content first
+ * added 0.3 KiB (212.6 → 212.9): the file rows' human type names (humanType) and the pinned
+ * message's button; the conversation's "More actions" sheet loads with its screen.
  */
-const FIRST_LOAD_BUDGET_KIB = 212.8;
+const FIRST_LOAD_BUDGET_KIB = 213.0;
 
 
 
