@@ -12,7 +12,7 @@ import { ConversationMore, ConversationToggles } from './ConversationActions';
 import { useConversationActions } from './conversation-actions';
 import { FileActions, FileLink, OnDeviceMark } from './FileActions';
 import { Icon } from './Icon';
-import { hrefFor, navigate } from './router';
+import { followAlias, hrefFor, navigate } from './router';
 import { useSession } from './session-context';
 import { UploadProgressMark } from './UploadProgress';
 
@@ -27,8 +27,8 @@ export function ConversationScreen({ id }: { id: string }) {
 
   // A conversation created offline had a temporary id; follow it to the server's id.
   useEffect(() => {
-    if (alias) navigate({ name: 'conversation', id: alias.realId }, { replace: true });
-  }, [alias]);
+    if (alias) followAlias({ name: 'conversation', id }, { name: 'conversation', id: alias.realId });
+  }, [alias, id]);
 
   // Opening a conversation records last_opened_at (once per visit).
   useEffect(() => {

@@ -43,6 +43,17 @@ export function navigate(route: Route, options: { replace?: boolean } = {}): voi
   window.dispatchEvent(new Event(EVENT));
 }
 
+/**
+ * A screen's temporary id became the server's (an alias): the address follows it, replacing its
+ * entry — only while the address still names `from`. The alias can arrive after the user went
+ * back (the popstate came before the screen unmounted); following it then replaced the entry they
+ * went back to, and sent them forward to the screen they had left.
+ */
+export function followAlias(from: Route, to: Route): void {
+  if (`${window.location.pathname}${window.location.search}` !== hrefFor(from)) return;
+  navigate(to, { replace: true });
+}
+
 /** True when the previous history entry is a screen of this app (not another site or a fresh tab). */
 export function canGoBack(): boolean {
   return (history.state as { parley?: boolean } | null)?.parley === true;

@@ -18,7 +18,7 @@ import { decodeText, TEXT_LIMIT } from '@/lib/view/viewer/text';
 import { isPendingUpload } from '../FileActions';
 import { thumbnailFromBytes } from '../FileThumb';
 import { Icon } from '../Icon';
-import { canGoBack, navigate } from '../router';
+import { canGoBack, followAlias, navigate } from '../router';
 import { useSession } from '../session-context';
 import { useSyncStatus } from '../StatusBar';
 import { ImageView } from './ImageView';
@@ -56,8 +56,8 @@ export function FileScreen({ id }: { id: string }) {
 
   // An upload that reached the server has its server id now: follow it (same bytes).
   useEffect(() => {
-    if (alias) navigate({ name: 'file', id: alias.realId }, { replace: true });
-  }, [alias]);
+    if (alias) followAlias({ name: 'file', id }, { name: 'file', id: alias.realId });
+  }, [alias, id]);
 
   const present = file !== null && file !== undefined;
   useEffect(() => {
