@@ -9,7 +9,7 @@ import { DOWNLOAD_CHUNK_BYTES } from './file-bytes';
 import { wakeDownloader } from './settings';
 
 /** Headers of a response kept with a file the page keeps on the device (the downloader keeps more). */
-export const KEPT_FILE_HEADERS = ['content-type', 'content-disposition'] as const;
+const KEPT_FILE_HEADERS = ['content-type', 'content-disposition'] as const;
 
 /** The bytes of a complete file of this URL held in the database, or null (none, partial, or not all there). */
 export async function readDeviceFile(db: ParleyDb, file: Pick<FileView, 'id' | 'file_url'>): Promise<{ bytes: Uint8Array; row: OfflineFile } | null> {
@@ -87,17 +87,29 @@ export async function noteDeviceFileOpened(db: ParleyDb, fileId: string, now: nu
  */
 export async function keepOpenedFile(db: ParleyDb, file: Pick<FileView, 'id' | 'conversationId' | 'file_url'>, bytes: Uint8Array<ArrayBuffer>, headers: Array<[string, string]>, now: number): Promise<void> {
   if (!file.file_url) return;
-  const row: OfflineFile = { fileId: file.id, conversationId: file.conversationId, url: file.file_url, size: bytes.byteLength, received: bytes.byteLength, complete: true, lastOpenedAt: now, etag: null, headers };
+  await putCompleteFile(db, { fileId: file.id, conversationId: file.conversationId, url: file.file_url, size: 0, received: 0, complete: true, lastOpenedAt: now, etag: null, headers }, bytes);
+  wakeDownloader(db.name);
+}
+
+/** The headers of a response kept with a file the page keeps (KEPT_FILE_HEADERS), as the row stores them. */
+export function keptFileHeaders(headers: Headers): Array<[string, string]> {
+  return KEPT_FILE_HEADERS.flatMap((name): Array<[string, string]> => {
+    const value = headers.get(name);
+    return value === null ? [] : [[name, value]];
+  });
+}
+
+/** Writes `row` as a complete file of `bytes` (its size, its chunks), in place of what the database held for it. */
+async function putCompleteFile(db: ParleyDb, row: OfflineFile, bytes: Uint8Array<ArrayBuffer>): Promise<void> {
   await db.transaction('rw', db.offlineFiles, db.downloadChunks, async () => {
-    await db.downloadChunks.where('fileId').equals(file.id).delete();
+    await db.downloadChunks.where('fileId').equals(row.fileId).delete();
     const chunks = [];
     for (let offset = 0; offset < bytes.byteLength; offset += DOWNLOAD_CHUNK_BYTES) {
-      chunks.push({ fileId: file.id, offset, bytes: bytes.slice(offset, offset + DOWNLOAD_CHUNK_BYTES).buffer });
+      chunks.push({ fileId: row.fileId, offset, bytes: bytes.slice(offset, offset + DOWNLOAD_CHUNK_BYTES).buffer });
     }
     await db.downloadChunks.bulkPut(chunks);
-    await db.offlineFiles.put(row);
+    await db.offlineFiles.put({ ...row, size: bytes.byteLength, received: bytes.byteLength, complete: true });
   });
-  wakeDownloader(db.name);
 }
 
 /**
@@ -114,20 +126,8 @@ export async function moveCachedFilesToDevice(db: ParleyDb, caches: CacheStorage
     const cached = await cache.match(row.url);
     if (!cached) continue;
     const bytes = new Uint8Array(await cached.arrayBuffer());
-    const headers = KEPT_FILE_HEADERS.flatMap((name): Array<[string, string]> => {
-      const value = cached.headers.get(name);
-      return value === null ? [] : [[name, value]];
-    });
-    await db.transaction('rw', db.offlineFiles, db.downloadChunks, async () => {
-      await db.downloadChunks.where('fileId').equals(row.fileId).delete();
-      const chunks = [];
-      for (let offset = 0; offset < bytes.byteLength; offset += DOWNLOAD_CHUNK_BYTES) {
-        chunks.push({ fileId: row.fileId, offset, bytes: bytes.slice(offset, offset + DOWNLOAD_CHUNK_BYTES).buffer });
-      }
-      await db.downloadChunks.bulkPut(chunks);
-      // As it was (kept or opened, and when), now complete from the device's own chunks.
-      await db.offlineFiles.put({ ...row, size: bytes.byteLength, received: bytes.byteLength, complete: true, headers });
-    });
+    // As it was (kept or opened, and when), now complete from the device's own chunks.
+    await putCompleteFile(db, { ...row, headers: keptFileHeaders(cached.headers) }, bytes);
     moved += 1;
   }
   return moved;

@@ -10,7 +10,7 @@
 // - With a lock (this realm holds the keys) the service worker keeps nothing: the sealed database,
 //   where a file fetched is kept (lib/offline/device-files.ts).
 // The fetch reports its progress (bytes received of the total) and stops on `signal`.
-import { KEPT_FILE_HEADERS, keepOpenedFile, keepOpenedInCache, noteDeviceFileOpened, readCachedFile, readDeviceFile, recordOpened } from '../../offline/device-files';
+import { keepOpenedFile, keptFileHeaders, keepOpenedInCache, noteDeviceFileOpened, readCachedFile, readDeviceFile, recordOpened } from '../../offline/device-files';
 import { currentSealer, type FileView, OPENED_FILES_CACHE, type ParleyDb } from '../../sync/page';
 
 export type Loaded =
@@ -118,10 +118,7 @@ export async function loadFileBytes(db: ParleyDb, file: FileView, options: LoadO
     // Kept for offline, while the file is shown: a failure to keep (a full disk, the device
     // locking) does not stop the showing.
     if (sealed) {
-      const headers = KEPT_FILE_HEADERS.flatMap((name) => {
-        const value = response.headers.get(name);
-        return value === null ? [] : [[name, value] as [string, string]];
-      });
+      const headers = keptFileHeaders(response.headers);
       void keepOpenedFile(db, file, bytes, headers, Date.now()).catch(() => {});
     } else if (storage && !controlled()) {
       void keepOpenedInCache(db, storage, OPENED_FILES_CACHE, file, bytes, response.headers, Date.now()).catch(() => {});
