@@ -9,6 +9,8 @@ import {
   SqliteDialect,
   type Generated,
   type Dialect,
+  type SqliteDatabase,
+  type SqliteStatement,
 } from 'kysely';
 import { migrations } from './migrations';
 import { registerFastReader } from './prepared';
@@ -214,8 +216,8 @@ export interface OpenedDb {
  * better-sqlite3 compiles a statement on every prepare(); Kysely calls prepare() for every query.
  * Caching statements by SQL text makes every repeated query a prepared statement.
  */
-function statementCache(sqlite: Database.Database, gate?: WriteGate) {
-  const cache = new Map<string, Database.Statement | GatedStatement>();
+function statementCache(sqlite: Database.Database, gate?: WriteGate): SqliteDatabase {
+  const cache = new Map<string, SqliteStatement>();
   return {
     prepare(sql: string) {
       let statement = cache.get(sql);
@@ -249,17 +251,15 @@ const TRANSACTION_CONTROL = /^\s*(begin|commit|end|rollback|savepoint|release)\b
  */
 const DEFERRED_BEGIN = /^\s*begin\s*;?\s*$/i;
 
-type GatedStatement = Pick<Database.Statement, 'reader' | 'run' | 'all' | 'iterate'>;
-
 /** A statement that writes (BEGIN and COMMIT among them), run through the write gate (write-gate.ts). */
-function gated(statement: Database.Statement, gate: WriteGate, sqlite: Database.Database): GatedStatement {
+function gated(statement: Database.Statement, gate: WriteGate, sqlite: Database.Database): SqliteStatement {
   const inTransaction = () => sqlite.inTransaction;
   return {
     reader: statement.reader,
-    run: (...parameters: unknown[]) => gate.run(() => statement.run(...parameters), inTransaction),
-    all: (...parameters: unknown[]) => gate.run(() => statement.all(...parameters), inTransaction),
-    iterate: (...parameters: unknown[]) => statement.iterate(...parameters),
-  } as GatedStatement;
+    run: (parameters) => gate.run(() => statement.run(parameters), inTransaction),
+    all: (parameters) => gate.run(() => statement.all(parameters), inTransaction),
+    iterate: (parameters) => statement.iterate(parameters),
+  };
 }
 
 /** The SQLite database's file inside DATA_DIR. */
@@ -277,7 +277,7 @@ function openSqliteReader(dataDir: string): FastReader {
   reader.pragma('busy_timeout = 5000');
   const statements = statementCache(reader);
   return {
-    all: (sql, parameters) => statements.prepare(sql).all(...parameters),
+    all: (sql, parameters) => statements.prepare(sql).all(parameters),
     close: () => reader.close(),
   };
 }
@@ -305,7 +305,7 @@ function openSqlite(dataDir: string): { dialect: Dialect; file: SqliteFile } {
   raw.pragma('synchronous = NORMAL');
   raw.pragma('busy_timeout = 5000');
   const gate = new WriteGate();
-  return { dialect: new SqliteDialect({ database: statementCache(raw, gate) as never }), file: { path: sqliteFile(dataDir), gate } };
+  return { dialect: new SqliteDialect({ database: statementCache(raw, gate) }), file: { path: sqliteFile(dataDir), gate } };
 }
 
 async function openPostgres(url: string, log: Pick<Console, 'error'>): Promise<Dialect> {

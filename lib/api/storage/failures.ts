@@ -1,6 +1,7 @@
 // What a storage error means, whoever raised it: the blob store (Node's fs: errno codes),
 // better-sqlite3 (SQLITE_* codes) or node-postgres (SQLSTATE codes, or a connection that failed).
 // Pure functions of the error; the service turns the answer into a response.
+import { stringField } from '../../records';
 
 /**
  * full: no room for the write (disk, quota, SQLite's page limit, PostgreSQL disk_full) → 507.
@@ -9,15 +10,12 @@
  */
 export type StorageFailure = 'full' | 'read_only' | 'unavailable';
 
-const codeOf = (error: unknown): string | undefined => {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' ? code : undefined;
-};
+const codeOf = (error: unknown) => stringField(error, 'code');
 
 /** A PostgreSQL error sent by the server (five-character SQLSTATE), as node-postgres reports it. */
 const sqlState = (error: unknown): string | undefined => {
   const code = codeOf(error);
-  return code && /^[0-9A-Z]{5}$/.test(code) && typeof (error as { severity?: unknown }).severity === 'string' ? code : undefined;
+  return code && /^[0-9A-Z]{5}$/.test(code) && stringField(error, 'severity') !== undefined ? code : undefined;
 };
 
 const NODE_FULL = new Set(['ENOSPC', 'EDQUOT', 'EFBIG']);

@@ -4,7 +4,7 @@
 // memory stays bounded) for a large one; the object exists only once that upload completes, which is
 // what `finish()` waits for. Aborting stops the stream; `Upload` then aborts its multipart upload
 // itself, and an object that did complete is deleted.
-import { PassThrough, type Readable } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import {
   AbortMultipartUploadCommand,
   DeleteObjectCommand,
@@ -18,6 +18,7 @@ import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { S3Config } from '../../config';
 import { newId } from '../ids';
+import { fieldOf, stringField } from '../../records';
 import type { BlobStore, BlobWrite, ByteRange, StoredBlob } from './blob-store';
 
 const PREFIX = 'files/';
@@ -50,10 +51,15 @@ export interface PresignedHeaders {
   cacheControl: string;
 }
 
+/** The HTTP status an SDK error carries (`$metadata.httpStatusCode`), if any. */
+function httpStatus(error: unknown): unknown {
+  return fieldOf(fieldOf(error, '$metadata'), 'httpStatusCode');
+}
+
 /** Whether an SDK error means "not there" (a missing object or upload), which removal treats as done. */
 function isMissing(error: unknown): boolean {
-  const e = error as { name?: string; $metadata?: { httpStatusCode?: number } };
-  return e?.name === 'NoSuchKey' || e?.name === 'NoSuchUpload' || e?.name === 'NotFound' || e?.$metadata?.httpStatusCode === 404;
+  const name = stringField(error, 'name');
+  return name === 'NoSuchKey' || name === 'NoSuchUpload' || name === 'NotFound' || httpStatus(error) === 404;
 }
 
 export class S3BlobStore implements BlobStore {
@@ -98,9 +104,8 @@ export class S3BlobStore implements BlobStore {
     try {
       await this.client.send(new HeadBucketCommand({ Bucket: this.bucket }));
     } catch (error) {
-      const e = error as { name?: string; message?: string; $metadata?: { httpStatusCode?: number } };
-      const status = e.$metadata?.httpStatusCode;
-      const why = status === 404 ? 'it does not exist' : status === 403 ? 'access denied' : `${e.name ?? 'error'}: ${e.message ?? error}`;
+      const status = httpStatus(error);
+      const why = status === 404 ? 'it does not exist' : status === 403 ? 'access denied' : `${stringField(error, 'name') ?? 'error'}: ${stringField(error, 'message') ?? error}`;
       throw new Error(`object store: bucket "${this.bucket}" is not usable (${why})`);
     }
   }
@@ -166,7 +171,9 @@ export class S3BlobStore implements BlobStore {
         Range: range ? `bytes=${range.start}-${range.end}` : undefined,
       }),
     );
-    return answer.Body as Readable;
+    // In Node the SDK answers with the response itself, a Readable.
+    if (!(answer.Body instanceof Readable)) throw new Error(`object store: GET ${key} answered without a body stream`);
+    return answer.Body;
   }
 
   async remove(key: string): Promise<void> {
