@@ -1,6 +1,7 @@
 // Request bodies: JSON, urlencoded and multipart fields (no files), read with a size bound.
 import busboy from 'busboy';
 import { ApiError, invalid } from '../errors';
+import { isRecord } from '../../records';
 import type { ApiRequest } from './exchange';
 import type { Fields } from '../domain/inputs';
 
@@ -118,8 +119,6 @@ export async function readFields(request: ApiRequest): Promise<Fields> {
   } catch {
     throw invalid(undefined, 'Malformed JSON body');
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw invalid(undefined, 'The JSON body must be an object');
-  }
-  return parsed as Fields;
+  if (!isRecord(parsed) || Array.isArray(parsed)) throw invalid(undefined, 'The JSON body must be an object');
+  return parsed;
 }

@@ -109,7 +109,7 @@ export class EventStream extends Readable implements LiveSubscriber {
       this.finish(`event: error\ndata: ${JSON.stringify(error.body())}\n\n`);
     } else {
       this.options.log?.error('[parley] event stream failed', error);
-      this.destroy(error as Error);
+      this.destroy(error instanceof Error ? error : new Error(String(error)));
     }
   }
 

@@ -2,12 +2,13 @@
 // this is the fast path `npm start` serves /v1 and /files through.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
+import { TLSSocket } from 'node:tls';
 import { splitTarget, type ApiReply, type ApiRequest } from './exchange';
 import { requestId, type RequestContext } from './log';
 
 export function fromNodeRequest(req: IncomingMessage, context: RequestContext = { id: requestId(req.headers['x-request-id']), user: null }): ApiRequest {
   const { path, query } = splitTarget(req.url ?? '/');
-  const scheme = (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http';
+  const scheme = req.socket instanceof TLSSocket && req.socket.encrypted ? 'https' : 'http';
   const length = req.headers['content-length'];
   const hasBody = length !== undefined ? length !== '0' : req.headers['transfer-encoding'] !== undefined;
   return {

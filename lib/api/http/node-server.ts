@@ -2,10 +2,12 @@
 // framework-free core; everything else goes to Next (when given). Also used by the tests, without
 // Next. Each request gets an id (X-Request-Id) and one log record when it ends; `drainServer` is
 // the graceful half of a shutdown.
+import type { EventEmitter } from 'node:events';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { Socket } from 'node:net';
 import { Readable, type Duplex } from 'node:stream';
 import { readConfig, type Config } from '../../config';
+import { fieldOf } from '../../records';
 import { ApiError, invalid, serviceUnavailable } from '../errors';
 import { fromNodeRequest, writeNodeReply } from './node-adapter';
 import { splitTarget, type ApiReply, type ApiRequest } from './exchange';
@@ -95,7 +97,7 @@ function refuseOnSocket(socket: Duplex, error: ApiError, id: string): void {
   ];
   socket.end(`${head.join('\r\n')}\r\n\r\n${body}`);
   // A client that never reads its answer does not keep the socket.
-  (socket as Duplex & { setTimeout?: (ms: number, cb: () => void) => void }).setTimeout?.(5_000, () => socket.destroy());
+  if (socket instanceof Socket) socket.setTimeout(5_000, () => socket.destroy());
 }
 
 /**
@@ -121,7 +123,9 @@ const NODE_REFUSALS: Record<string, () => ApiError> = {
  * goes — there is no one left to read an answer on it.
  */
 function answerUnparsable(error: NodeJS.ErrnoException, socket: Duplex): void {
-  const inFlight = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  // Node's own field: the response in progress on this connection, if any.
+  const message = fieldOf(socket, '_httpMessage');
+  const inFlight = message instanceof http.ServerResponse ? message : undefined;
   if (error.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) return void socket.destroy();
   if (error.code === 'HPE_INVALID_EOF_STATE' && inFlight) return void socket.destroy();
   const refusal = error.code ? NODE_REFUSALS[error.code] : undefined;
@@ -131,19 +135,47 @@ function answerUnparsable(error: NodeJS.ErrnoException, socket: Duplex): void {
   } else refuseOnSocket(socket, invalid(undefined, 'The request could not be parsed as HTTP/1.1 (its request target must be a path on this server)'), requestId(undefined));
 }
 
+type Listener = Parameters<EventEmitter['on']>[1];
+
 /**
  * Nothing but this front listens for upgrades. Next adds an `upgrade` listener to the server of the
  * first page request it handles (for its dev hot reload); in production that listener takes every
  * upgrade request on any path and never answers it, so each one held a socket (CLOSE-WAIT once the
  * client left) until the process ran out of file descriptors. Without any listener, Node hands an
  * upgrade request to the ordinary request handler, which refuses it through the front like any
- * other bad request (the request log, the timeouts).
+ * other bad request (the request log, the timeouts). Once `closeUpgrades()` is called (after the
+ * front's own listener, if any), an `upgrade` listener is not added, however it is asked for.
  */
-function keepUpgradesToTheFront(server: http.Server): void {
-  for (const method of ['on', 'addListener', 'prependListener', 'once', 'prependOnceListener'] as const) {
-    const original = server[method].bind(server) as (event: string | symbol, listener: (...args: unknown[]) => void) => http.Server;
-    (server as unknown as Record<string, unknown>)[method] = (event: string | symbol, listener: (...args: unknown[]) => void) =>
-      event === 'upgrade' ? server : original(event, listener);
+class FrontServer extends http.Server {
+  /** No initializer: Node's constructor adds its listeners (through these methods) before one would run. */
+  private upgradesClosed?: boolean;
+
+  closeUpgrades(): void {
+    this.upgradesClosed = true;
+  }
+
+  private takes(event: string): boolean {
+    return !(this.upgradesClosed && event === 'upgrade');
+  }
+
+  override on(event: string, listener: Listener): this {
+    return this.takes(event) ? super.on(event, listener) : this;
+  }
+
+  override addListener(event: string, listener: Listener): this {
+    return this.takes(event) ? super.addListener(event, listener) : this;
+  }
+
+  override prependListener(event: string, listener: Listener): this {
+    return this.takes(event) ? super.prependListener(event, listener) : this;
+  }
+
+  override once(event: string, listener: Listener): this {
+    return this.takes(event) ? super.once(event, listener) : this;
+  }
+
+  override prependOnceListener(event: string, listener: Listener): this {
+    return this.takes(event) ? super.prependOnceListener(event, listener) : this;
   }
 }
 
@@ -160,7 +192,7 @@ export function createHttpServer(
     state.handlers.add(handled);
     void handled.finally(() => state.handlers.delete(handled));
   };
-  const server = http.createServer(
+  const server = new FrontServer(
     {
       // Node answers 408 and closes the connection when the headers, or the whole request, take longer.
       headersTimeout: timeouts.headersTimeoutMs,
@@ -235,7 +267,7 @@ export function createHttpServer(
     });
   }
   server.on('clientError', answerUnparsable);
-  keepUpgradesToTheFront(server);
+  server.closeUpgrades();
   states.set(server, state);
   return server;
 }
@@ -245,7 +277,10 @@ export function listen(server: http.Server, port: number, hostname: string): Pro
     server.once('error', reject);
     server.listen(port, hostname, () => {
       server.off('error', reject);
-      resolve((server.address() as AddressInfo).port);
+      const address = server.address();
+      // A server listening on a port has an address with one (a string is a pipe's or a socket file's name).
+      if (address === null || typeof address === 'string') reject(new Error(`the server is not listening on a port (${address})`));
+      else resolve(address.port);
     });
   });
 }

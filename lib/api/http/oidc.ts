@@ -19,7 +19,9 @@
 // the token, works once, for about a minute, and only with the cookie of the browser that signed in.
 import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import * as client from 'openid-client';
+import { z } from 'zod';
 import type { OidcConfig } from '../../config';
+import { fieldOf, stringField } from '../../records';
 import { ApiError, invalid, missing, notFound } from '../errors';
 import type { Db } from '../storage/db';
 import { inTransaction } from '../storage/transaction';
@@ -27,6 +29,7 @@ import { recordAudit, UNKNOWN_USER, type AuditEntry } from '../domain/audit';
 import { nowSeconds } from '../domain/ids';
 import { deviceLabel } from '../domain/pairings';
 import { createDeviceToken, USER_PATTERN } from '../domain/tokens';
+import { chunkBytes } from './chunks';
 import type { ApiReply, ApiRequest } from './exchange';
 
 export const OIDC_PATH = '/auth/oidc';
@@ -81,19 +84,13 @@ export function userIdFor(claim: string, value: unknown): string | null {
   return `oidc_${createHash('sha256').update(text).digest('base64url').slice(0, 32)}`;
 }
 
-interface FlowCookie {
-  k: 'flow';
-  state: string;
-  nonce: string;
-  verifier: string;
-  redirectUri: string;
-  exp: number;
-}
-interface HandoffCookie {
-  k: 'handoff';
-  binding: string;
-  exp: number;
-}
+/** The cookie of a sign-in under way: what the callback checks the provider's answer against. */
+const FlowCookie = z.object({ k: z.literal('flow'), state: z.string(), nonce: z.string(), verifier: z.string(), redirectUri: z.string(), exp: z.number() });
+type FlowCookie = z.infer<typeof FlowCookie>;
+/** The cookie of a finished sign-in: binds its handoff to this browser. */
+const HandoffCookie = z.object({ k: z.literal('handoff'), binding: z.string(), exp: z.number() });
+type HandoffCookie = z.infer<typeof HandoffCookie>;
+const SignInCookie = z.discriminatedUnion('k', [FlowCookie, HandoffCookie]);
 
 const hashHex = (value: string) => createHash('sha256').update(value).digest('hex');
 
@@ -214,8 +211,9 @@ export class OidcSignIn {
         claims = { ...(await client.fetchUserInfo(configuration, tokens.access_token, idToken.sub)), ...idToken };
       }
     } catch (error) {
-      const unreachable = error instanceof TypeError || (error as { code?: string }).code === 'OAUTH_TIMEOUT';
-      this.log.error(`[parley] single sign-on ${unreachable ? 'could not reach the provider' : 'refused'}:`, error instanceof Error ? `${(error as { code?: string }).code ?? error.name}: ${error.message}` : error);
+      const code = stringField(error, 'code');
+      const unreachable = error instanceof TypeError || code === 'OAUTH_TIMEOUT';
+      this.log.error(`[parley] single sign-on ${unreachable ? 'could not reach the provider' : 'refused'}:`, error instanceof Error ? `${code ?? error.name}: ${error.message}` : error);
       return this.failed(request, unreachable ? 'idp_unreachable' : 'refused');
     }
     if (!claims) return this.failed(request, 'refused');
@@ -234,12 +232,14 @@ export class OidcSignIn {
 
   private async handoff(request: ApiRequest): Promise<ApiReply> {
     const body = await readSmallBody(request);
-    let id: unknown;
+    let parsed: unknown = null;
     try {
-      id = (JSON.parse(body || '{}') as { id?: unknown }).id;
+      parsed = JSON.parse(body || '{}');
     } catch {
-      throw invalid(undefined, 'The body must be JSON: {"id": "<the signin= value>"}');
+      // as null: not JSON with fields
     }
+    if (parsed === null) throw invalid(undefined, 'The body must be JSON: {"id": "<the signin= value>"}');
+    const id = fieldOf(parsed, 'id');
     if (id === undefined) throw missing('id');
     if (typeof id !== 'string' || id.length > 100) throw invalid('id', 'id must be the signin= value');
     const gone = () => new ApiError('resource_missing', 'No such sign-in: it was used, it expired (a minute), or it was made in another browser. Sign in again', 'id');
@@ -323,8 +323,8 @@ export class OidcSignIn {
       const bytes = Buffer.from(raw, 'base64url');
       const decipher = createDecipheriv('aes-256-gcm', this.key, bytes.subarray(0, 12));
       decipher.setAuthTag(bytes.subarray(12, 28));
-      const value = JSON.parse(Buffer.concat([decipher.update(bytes.subarray(28)), decipher.final()]).toString()) as FlowCookie | HandoffCookie;
-      return value.exp >= nowSeconds() ? value : null;
+      const value = SignInCookie.safeParse(JSON.parse(Buffer.concat([decipher.update(bytes.subarray(28)), decipher.final()]).toString()));
+      return value.success && value.data.exp >= nowSeconds() ? value.data : null;
     } catch {
       return null;
     }
@@ -342,9 +342,10 @@ async function readSmallBody(request: ApiRequest, limit = 4096): Promise<string>
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of request.body) {
-    size += (chunk as Buffer).length;
+    const bytes = chunkBytes(chunk);
+    size += bytes.length;
     if (size > limit) throw invalid(undefined, 'The body is too large');
-    chunks.push(chunk as Buffer);
+    chunks.push(bytes);
   }
   return Buffer.concat(chunks).toString('utf8');
 }

@@ -17,12 +17,9 @@
 // if they change, `observePartHeaders` throws at the first upload instead of guessing, and the
 // upload tests (no-Content-Type part sniffed, declared text/plain kept) fail.
 import type busboy from 'busboy';
+import { fieldOf, isRecord } from '../../records';
 
 export type PartHeaders = Readonly<Record<string, readonly string[]>>;
-
-interface HeaderParserInternals {
-  cb: (header: PartHeaders) => void;
-}
 
 /**
  * Hooks `parser` so that, inside a 'file' listener, `current()` returns the headers of the part
@@ -30,8 +27,7 @@ interface HeaderParserInternals {
  * that at the part's end, when the next part's header may already be under way.)
  */
 export function observePartHeaders(parser: busboy.Busboy): { current(): PartHeaders } {
-  const internals = parser as unknown as Record<string, unknown>;
-  if (!Object.hasOwn(internals, '_hparser') || internals._hparser !== null) {
+  if (!Object.hasOwn(parser, '_hparser') || fieldOf(parser, '_hparser') !== null) {
     throw new Error('busboy internals changed: cannot observe multipart part headers (see lib/api/http/part-headers.ts)');
   }
   let last: PartHeaders | null = null;
@@ -45,15 +41,14 @@ export function observePartHeaders(parser: busboy.Busboy): { current(): PartHead
     get: () => hparser,
     set(value: unknown) {
       hparser = value;
-      if (value === null || typeof value !== 'object') return;
+      if (!isRecord(value)) return;
       last = null; // a new part's header begins: what came before belongs to the previous part
       if (wrapped.has(value)) return;
-      const target = value as HeaderParserInternals;
-      if (typeof target.cb !== 'function') {
+      const original = value.cb;
+      if (typeof original !== 'function') {
         throw new Error('busboy internals changed: its header parser has no callback (see lib/api/http/part-headers.ts)');
       }
-      const original = target.cb;
-      target.cb = (header) => {
+      value.cb = (header: PartHeaders) => {
         last = header;
         original(header);
       };

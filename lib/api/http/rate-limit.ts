@@ -24,6 +24,7 @@ import {
 } from 'rate-limiter-flexible';
 import type { RateLimit, RateLimits } from '../../config';
 import { ApiError } from '../errors';
+import { stringField } from '../../records';
 
 const TABLE = 'parley_rate_limits';
 const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -309,7 +310,7 @@ async function createTable(pool: PgLikePool): Promise<void> {
     });
   } catch (error) {
     // Two instances creating it at once: one of them wins, the other sees a duplicate.
-    const code = (error as { code?: string }).code;
+    const code = stringField(error, 'code');
     if (code !== '23505' && code !== '42P07') throw error;
   }
 }

@@ -81,7 +81,7 @@ export function receiveUpload(request: ApiRequest, store: BlobStore, maxBytes: n
         headers = partHeaders.current();
       } catch (error) {
         stream.resume();
-        return fail(error as Error);
+        return fail(error);
       }
       if (name !== 'file') {
         failure ??= new ApiError('parameter_unknown', `Unexpected file part: ${name}`, name);

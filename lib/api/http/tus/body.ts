@@ -1,6 +1,7 @@
 // The bytes of a tus request: read to the end when refused, cut where they break, digested on the way.
 import { createHash, type Hash } from 'node:crypto';
 import { Transform, type Readable } from 'node:stream';
+import { chunkBytes } from '../chunks';
 
 /** A refused request's body is read and thrown away up to this much, so the client hears the answer. */
 const DISCARD_LIMIT = 64 * 1024 * 1024;
@@ -22,7 +23,7 @@ export function discardBody(body: Readable | null): void {
 /** The bytes of a request body, until it ends or breaks: a broken body ends what was received so far. */
 export async function* untilBroken(body: Readable): AsyncGenerator<Buffer> {
   try {
-    for await (const chunk of body) yield chunk as Buffer;
+    for await (const chunk of body) yield chunkBytes(chunk);
   } catch {
     // cut short: what arrived is what there is
   }

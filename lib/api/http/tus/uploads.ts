@@ -16,6 +16,8 @@ import type { Db } from '../../storage/db';
 import { inTransaction, isCommitOutcomeUnknown } from '../../storage/transaction';
 import { UploadRecords, type UploadRow } from '../../storage/uploads';
 import type { ApiRequest } from '../exchange';
+import { fieldOf } from '../../../records';
+import { chunkBytes } from '../chunks';
 import { Digesting, discardBody, untilBroken, type Digest } from './body';
 import { FileCompletion, type StagedUpload, type UploadCompletion } from './completion';
 import { contentLength } from './headers';
@@ -171,7 +173,7 @@ export class TusUploads {
       cancel: () => cancelled.cancel(),
       released: new Promise<void>((resolve) => (release = resolve)),
       received: new Promise<void>((resolve) => (received = resolve)),
-      bodyEnded: () => !body || body.destroyed || body.readableEnded || Boolean((body as { socket?: { readableEnded?: boolean } }).socket?.readableEnded),
+      bodyEnded: () => !body || body.destroyed || body.readableEnded || fieldOf(fieldOf(body, 'socket'), 'readableEnded') === true,
     };
     const forget = this.leases.hold(row.id, local);
     // Renewed while bytes arrive and while the file is made (copying a large upload takes a while).
@@ -325,7 +327,7 @@ export class TusUploads {
     const staged: StagedUpload = {
       row,
       async *bytes() {
-        for (const chunk of chunks) for await (const piece of await store.open(chunk.storage_key)) yield piece as Buffer;
+        for (const chunk of chunks) for await (const piece of await store.open(chunk.storage_key)) yield chunkBytes(piece);
       },
       finish: (trx, fileId) => this.finish(trx, row, lease, fileId),
     };
