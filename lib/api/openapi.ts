@@ -17,7 +17,7 @@ function components(schemas: Record<string, z.core.$ZodType>, io: 'input' | 'out
   return Object.fromEntries(Object.entries(out).map(([id, { $schema: _s, $id: _i, ...rest }]) => [id, rest]));
 }
 
-const inputSchema = (schema: z.ZodType): Record<string, unknown> => {
+const inputSchema = (schema: z.core.$ZodType): Record<string, unknown> => {
   const { $schema: _ignored, ...rest }: Record<string, unknown> = z.toJSONSchema(schema, { target: 'draft-2020-12', io: 'input' });
   return rest;
 };
@@ -25,8 +25,9 @@ const inputSchema = (schema: z.ZodType): Record<string, unknown> => {
 /** An object schema's fields as OpenAPI parameters (its description lifted to the parameter). */
 function parameters(object: z.ZodObject | undefined, where: 'path' | 'query' | 'header') {
   return Object.entries(object?.shape ?? {}).map(([name, field]) => {
-    const optional = field instanceof z.ZodOptional;
-    const { description, ...schema } = inputSchema(optional ? (field.unwrap() as z.ZodType) : (field as z.ZodType));
+    const inner = field instanceof z.ZodOptional ? field.unwrap() : field;
+    const optional = inner !== field;
+    const { description, ...schema } = inputSchema(inner);
     return { name, in: where, required: where === 'path' || !optional, ...(description ? { description } : {}), schema };
   });
 }
@@ -44,7 +45,7 @@ function operation(route: Route, bodies: Record<string, z.ZodType>) {
   // Every answer says whether the Idempotency-Key extension is on; those of a write may be replays.
   const responses = Object.fromEntries(
     Object.entries(route.responses).map(([status, response]) => {
-      const headers: Record<string, unknown> = { ...(response.headers as object), Idempotency: { $ref: '#/components/headers/Idempotency' } };
+      const headers: Record<string, unknown> = { ...response.headers, Idempotency: { $ref: '#/components/headers/Idempotency' } };
       if (route.idempotent && Number(status) < 500) headers['Idempotent-Replayed'] = { $ref: '#/components/headers/Idempotent-Replayed' };
       return [status, { ...response, headers }];
     }),

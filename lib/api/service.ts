@@ -41,6 +41,7 @@ import { AuditNote, AuditTrail, UNKNOWN_USER, type AuditAction } from './domain/
 import { RefusalSampler } from './domain/audit-refusals';
 import type { StoredFile } from './domain/files';
 import { ID_PATTERN } from '../schemas';
+import { stringField } from '../records';
 
 const JSON_HEADERS = { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store' };
 
@@ -510,8 +511,8 @@ async function housekeeping(log: Logger, what: string, pass: () => Promise<numbe
   try {
     return await pass();
   } catch (error) {
-    const e = error as { name?: string; Code?: string; message?: string };
-    log.error(`[parley] warning: ${what} was skipped (${e.Code ?? e.name ?? 'error'}: ${e.message ?? String(error)}); the service runs without it, and the next pass tries again`);
+    const code = stringField(error, 'Code') ?? stringField(error, 'name') ?? 'error';
+    log.error(`[parley] warning: ${what} was skipped (${code}: ${stringField(error, 'message') ?? String(error)}); the service runs without it, and the next pass tries again`);
     return 0;
   }
 }

@@ -138,7 +138,7 @@ describe('a backlog drains as fast as the client reads', () => {
     const now = Math.floor(Date.now() / 1000);
     const rows = Array.from({ length: BACKLOG }, (_, i) => ({
       user_id: user,
-      type: 'conversation.deleted',
+      type: 'conversation.deleted' as const,
       object_id: `${tag}${String(i).padStart(16 - tag.length, '0')}`,
       conversation_id: null,
       created_at: now,

@@ -33,12 +33,12 @@ export function parseArguments(args: string[]): { query: AuditQuery; json: boole
     const arg = args[i];
     if (!arg.startsWith('--')) return `unexpected argument ${JSON.stringify(arg)}`;
     const name = arg.slice(2);
-    if ((FLAGS as readonly string[]).includes(name)) {
+    if (FLAGS.some((flag) => flag === name)) {
       if (json) return `--${name} given twice`;
       json = true;
       continue;
     }
-    if (!(OPTIONS as readonly string[]).includes(name)) return `unknown option ${JSON.stringify(arg)} (it takes ${[...OPTIONS, ...FLAGS].map((o) => `--${o}`).join(', ')})`;
+    if (!OPTIONS.some((option) => option === name)) return `unknown option ${JSON.stringify(arg)} (it takes ${[...OPTIONS, ...FLAGS].map((o) => `--${o}`).join(', ')})`;
     if (options.has(name)) return `--${name} given twice`;
     if (i + 1 >= args.length || args[i + 1].startsWith('--')) return `--${name} needs a value`;
     options.set(name, args[++i]);

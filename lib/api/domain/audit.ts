@@ -24,6 +24,7 @@ import { sql, type Selectable } from 'kysely';
 import { sqliteFileOf, type AuditTableRow, type Db, type DialectName } from '../storage/db';
 import { connectionAuditWriter, poolAuditWriter, threadAuditWriter, withFallback, type AuditTuple, type AuditWriter } from '../storage/audit-writer';
 import type { ApiResult } from '../result';
+import { fieldOf } from '../../records';
 
 export const AUDIT_ACTIONS = ['list', 'read', 'download', 'create', 'update', 'delete', 'sign-in', 'pairing', 'revoke', 'wipe'] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
@@ -111,8 +112,8 @@ export class AuditNote {
 /** The id a create answered with: the body's `id`, or a tus Location. */
 function createdId(result: ApiResult): string | null {
   if (result.status >= 300) return null;
-  const body = result.body as { id?: unknown } | undefined;
-  if (body && typeof body.id === 'string') return body.id;
+  const id = fieldOf(result.body, 'id');
+  if (typeof id === 'string') return id;
   const location = result.headers?.Location;
   return location ? (location.split('/').pop() ?? null) : null;
 }

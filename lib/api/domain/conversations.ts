@@ -80,13 +80,14 @@ export class Conversations {
       db.selectFrom('messages').select('id').where('id', '=', slot('id')).where('conversation_id', '=', slot('conversation')),
     );
     // Filters are baked into each compiled variant; values that vary are slots.
-    type Args = { user: string; group: string | undefined; seq: number; limit: number; id: string };
+    /** `group` is read only by the variants with a group_id filter. */
+    type Args = { user: string; group: string; seq: number; limit: number; id: string };
     const filtered = (f: ListFilters, slot: <K extends keyof Args & string>(k: K) => Args[K]) => {
       let q = db.selectFrom('conversations').where('user_id', '=', slot('user'));
       if (f.muted !== undefined) q = q.where('is_muted', '=', f.muted ? 1 : 0);
       if (f.pinned !== undefined) q = q.where('is_pinned', '=', f.pinned ? 1 : 0);
       if (f.archived !== undefined) q = q.where('archived_at', f.archived ? 'is not' : 'is', null);
-      if (f.group_id !== undefined) q = q.where('group_id', '=', slot('group') as string);
+      if (f.group_id !== undefined) q = q.where('group_id', '=', slot('group'));
       return q;
     };
     this.listPage = prepareVariants<{ f: ListFilters; mode: CursorMode }, Args, Row>(
@@ -109,7 +110,7 @@ export class Conversations {
   async list(db: Db, user: string, query: URLSearchParams): Promise<PageOf<Conversation>> {
     const { list, filters: raw } = readListQuery(query, FILTER_NAMES);
     const f: ListFilters = parseInput(ConversationListQuery, raw);
-    const args = { user, group: f.group_id, seq: 0, limit: 0, id: '' };
+    const args = { user, group: f.group_id ?? '', seq: 0, limit: 0, id: '' };
     const page = await paginate(
       list,
       async (id) => (await this.seek(f)(db, { ...args, id }))[0]?.seq,

@@ -31,7 +31,7 @@ const purgedThroughKey = (user: string) => `events_purged_through:${user}`;
 
 interface EventRow {
   seq: number;
-  type: string;
+  type: ChangeEventType;
   object_id: string;
   conversation_id: string | null;
   created_at: number;
@@ -177,7 +177,7 @@ export class ChangeFeed {
     assetBase: string,
   ): ChangeEvent | null {
     const base = { id: this.encode(user, Number(row.seq)), created_at: Number(row.created_at) };
-    const type = row.type as ChangeEventType;
+    const type = row.type;
     switch (type) {
       case 'conversation.created':
       case 'conversation.updated': {

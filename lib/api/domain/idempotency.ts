@@ -28,6 +28,8 @@ export const IdempotencyKey = z.string().regex(KEY_PATTERN, 'must be 1-255 visib
   description:
     'Extension (advertised by the Idempotency response header): the first response below 500 for (user, key) is stored for 24 h and replayed for a repeat, with Idempotent-Replayed: true; the same key on another request: 409 idempotency_conflict.',
 });
+/** A recorded answer's headers (as `record` writes them). */
+const StoredHeaders = z.record(z.string(), z.string());
 /** A finished row that vanishes between the claim and the read (purged as expired) means: claim again. */
 const MAX_ATTEMPTS = 3;
 
@@ -249,7 +251,7 @@ export class IdempotencyStore {
       );
     }
     if (existing.status === null) throw this.inProgress(); // not reached: an unfinished row is taken over
-    const headers = { ...(JSON.parse(existing.response_headers ?? '{}') as Record<string, string>), 'Idempotent-Replayed': 'true' };
+    const headers = { ...StoredHeaders.parse(JSON.parse(existing.response_headers ?? '{}')), 'Idempotent-Replayed': 'true' };
     const body = existing.response_body === null ? undefined : JSON.parse(existing.response_body);
     return { status: existing.status, body, headers };
   }

@@ -1,7 +1,13 @@
 // The answers routes document: OpenAPI response objects, with the errors every route shares.
 // Component names (Conversation, Error, …) are the schemas of openapi.ts.
 
-export type Responses = Record<string, Record<string, unknown>>;
+/** An OpenAPI response object: its headers and content as the document writes them. */
+export interface ResponseObject {
+  description: string;
+  headers?: object;
+  content?: object;
+}
+export type Responses = Record<string, ResponseObject>;
 
 const header = (name: string) => ({ [name]: { $ref: `#/components/headers/${name}` } });
 const json = (name: string) => ({ 'application/json': { schema: { $ref: `#/components/schemas/${name}` } } });

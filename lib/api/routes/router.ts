@@ -6,8 +6,8 @@ interface PathEntry {
   template: string;
   segments: string[];
   routes: Route[];
-  /** The path's parameters checked here (a route with `missing`): each one's schema, and what a failing one is. */
-  checks: [name: string, schema: z.ZodType][];
+  /** The path's parameters checked here (a route with `missing`): their schema, and what a failing one is. */
+  check: z.ZodObject | null;
   missing: string | null;
 }
 
@@ -27,11 +27,11 @@ export class Router {
   constructor(routes: readonly Route[]) {
     for (const route of routes) {
       let entry = this.paths.find((p) => p.template === route.path);
-      if (!entry) this.paths.push((entry = { template: route.path, segments: route.path.split('/'), routes: [], checks: [], missing: null }));
+      if (!entry) this.paths.push((entry = { template: route.path, segments: route.path.split('/'), routes: [], check: null, missing: null }));
       entry.routes.push(route);
       if (route.missing && route.params && !entry.missing) {
         entry.missing = route.missing;
-        entry.checks = Object.entries(route.params.shape) as [string, z.ZodType][];
+        entry.check = route.params;
       }
     }
   }
@@ -51,7 +51,7 @@ export class Router {
         return template === segment;
       });
       if (!matches) continue;
-      const failed = entry.checks.some(([name, schema]) => !schema.safeParse(params[name]).success);
+      const failed = entry.check !== null && !entry.check.safeParse(params).success;
       return { template: entry.template, routes: entry.routes, params, missing: failed ? entry.missing : null };
     }
     return null;

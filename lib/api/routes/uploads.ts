@@ -26,7 +26,7 @@ const tus = {
 
 /** Every answer of the tus handler carries Tus-Resumable, errors too. */
 const tusAnswers = (responses: Responses): Responses =>
-  Object.fromEntries(Object.entries(responses).map(([status, r]) => [status, { ...r, headers: { ...tusResumable, ...(r.headers as object) } }]));
+  Object.fromEntries(Object.entries(responses).map(([status, r]) => [status, { ...r, headers: { ...tusResumable, ...r.headers } }]));
 
 const upload = { path: '/v1/uploads/{id}', tag: 'Uploads', extension: 'uploads', long: true, params: z.strictObject({ id: Id }) } as const;
 /** The path's other methods: an overridden POST's handler, or 405. */

@@ -12,6 +12,7 @@ import {
   type SqliteDatabase,
   type SqliteStatement,
 } from 'kysely';
+import type { ChangeEventType } from '../../objects';
 import { migrations } from './migrations';
 import { registerFastReader } from './prepared';
 import { WriteGate } from './write-gate';
@@ -106,7 +107,8 @@ export interface IdempotencyRow {
 export interface EventRow {
   seq: Generated<number>;
   user_id: string;
-  type: string;
+  /** The triggers write these types only. */
+  type: ChangeEventType;
   object_id: string;
   /** For file events: the conversation the file is (or was) in. */
   conversation_id: string | null;
