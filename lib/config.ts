@@ -368,10 +368,9 @@ export function parseExtensions(env: Env): ReadonlySet<Extension> {
   else if (raw !== 'none') {
     for (const entry of raw.split(',')) {
       const name = entry.trim();
-      if (!(EXTENSIONS as readonly string[]).includes(name)) {
-        throw new ConfigError(`PARLEY_EXTENSIONS is "none" or a comma list of ${EXTENSIONS.join(', ')}; got "${name}"`);
-      }
-      enabled.add(name as Extension);
+      const extension = EXTENSIONS.find((known) => known === name);
+      if (!extension) throw new ConfigError(`PARLEY_EXTENSIONS is "none" or a comma list of ${EXTENSIONS.join(', ')}; got "${name}"`);
+      enabled.add(extension);
     }
   }
   if (env.PARLEY_DISABLE_IDEMPOTENCY === '1') enabled.delete('idempotency');

@@ -9,7 +9,10 @@ import { ApiService } from './api/service';
 import { isHealthPath, serveHealth } from './api/http/health';
 import { jsonLog, requestId, routeTemplate, type RequestContext } from './api/http/log';
 
-const globalForParley = globalThis as typeof globalThis & { __parleyDispatch?: Promise<Dispatch> };
+declare global {
+  /** The back end, kept on globalThis: it survives Next's module re-evaluation in development. */
+  var __parleyDispatch: Promise<Dispatch> | undefined;
+}
 const log = jsonLog();
 
 async function open(): Promise<Dispatch> {
@@ -26,8 +29,8 @@ async function open(): Promise<Dispatch> {
 
 export function getDispatch(): Promise<Dispatch> {
   // Survives Next's module re-evaluation in development, so one process opens the database once.
-  globalForParley.__parleyDispatch ??= open();
-  return globalForParley.__parleyDispatch;
+  globalThis.__parleyDispatch ??= open();
+  return globalThis.__parleyDispatch;
 }
 
 /** For the Next.js route handlers: a Web Request, answered by the same core as `npm start`'s server. */

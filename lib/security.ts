@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { z } from 'zod';
 import { SVG_FRAME_SCRIPT } from './view/viewer/svg-frame-script';
 
 export const CSP_HASHES_FILE = path.join('.next', 'csp-hashes.json');
@@ -50,7 +51,7 @@ export function appSecurityHeaders(scriptHashes: readonly string[], connectOrigi
 /** The inline-script hashes the build recorded; none (so no inline script runs) if there is no build. */
 export function readScriptHashes(root = process.cwd()): string[] {
   try {
-    return JSON.parse(fs.readFileSync(path.join(root, CSP_HASHES_FILE), 'utf8')) as string[];
+    return z.array(z.string()).parse(JSON.parse(fs.readFileSync(path.join(root, CSP_HASHES_FILE), 'utf8')));
   } catch {
     return [];
   }
