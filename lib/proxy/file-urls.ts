@@ -4,6 +4,7 @@
 // (an upstream with a separate ASSET_URL, a CDN) were made browser-facing on purpose: left alone.
 import { Transform } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
+import { fieldOf } from '../records';
 
 export class FileUrlRewriter {
   private readonly origin: string;
@@ -44,15 +45,14 @@ export class FileUrlRewriter {
     const visit = (item: unknown) => {
       if (!item || typeof item !== 'object') return;
       if (!('file_url' in item) || typeof item.file_url !== 'string') return visit('object' in item ? item.object : undefined);
-      const file = item as { file_url: string };
-      const next = this.rewrite(file.file_url, assetBase);
-      if (next !== file.file_url) {
-        file.file_url = next;
+      const next = this.rewrite(item.file_url, assetBase);
+      if (next !== item.file_url) {
+        item.file_url = next;
         changed = true;
       }
     };
     visit(body);
-    const data = (body as { data?: unknown } | null)?.data;
+    const data = fieldOf(body, 'data');
     if (Array.isArray(data)) data.forEach(visit);
     return changed ? JSON.stringify(body) : null;
   }

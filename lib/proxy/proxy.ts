@@ -15,6 +15,7 @@ import { WipedTokens } from './wiped';
 import { DEFAULT_DEVICE_POLICY, isDeviceClearPath, isDevicePolicyPath, serveDeviceClear, serveDevicePolicy } from '../api/http/device-policy';
 import { isOidcPath, oidcNotOffered } from '../api/http/oidc';
 import { discardBody } from '../api/http/tus/body';
+import { chunkBytes } from '../api/http/chunks';
 import { ApiError, deviceWiped, notFound } from '../api/errors';
 import type { ApiReply, ApiRequest } from '../api/http/exchange';
 import { HostPolicy } from '../api/http/hosts';
@@ -244,12 +245,13 @@ async function readUpTo(response: Readable, limit: number): Promise<string | Rea
   let size = 0;
   const iterator = response[Symbol.asyncIterator]();
   for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
-    chunks.push(next.value as Buffer);
-    size += (next.value as Buffer).length;
+    const chunk = chunkBytes(next.value);
+    chunks.push(chunk);
+    size += chunk.length;
     if (size > limit) {
       return Readable.from((async function* () {
         yield* chunks;
-        for (let more = await iterator.next(); !more.done; more = await iterator.next()) yield more.value as Buffer;
+        for (let more = await iterator.next(); !more.done; more = await iterator.next()) yield chunkBytes(more.value);
       })(), { objectMode: false });
     }
   }

@@ -52,6 +52,8 @@ import { storageFailure } from '../api/storage/failures';
 import { inTransaction } from '../api/storage/transaction';
 import type { ApiReply, ApiRequest } from '../api/http/exchange';
 import type { ReceivedUpload } from '../api/http/upload';
+import { chunkBytes } from '../api/http/chunks';
+import { isRecord } from '../records';
 import { discardBody } from '../api/http/tus/body';
 import type { StagedUpload, UploadCompletion } from '../api/http/tus/completion';
 import { serveTus } from '../api/http/tus/handlers';
@@ -612,7 +614,7 @@ function reply(result: ApiResult): ApiReply {
 function parseJson(text: string): Record<string, unknown> | null {
   try {
     const value: unknown = JSON.parse(text);
-    return value && typeof value === 'object' ? (value as Record<string, unknown>) : null;
+    return isRecord(value) ? value : null;
   } catch {
     return null;
   }
@@ -622,13 +624,14 @@ function parseJson(text: string): Record<string, unknown> | null {
 async function readText(response: Readable): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of response) {
-    size += (chunk as Buffer).length;
+  for await (const piece of response) {
+    const chunk = chunkBytes(piece);
+    size += chunk.length;
     if (size > ANSWER_LIMIT) {
       response.destroy();
       throw new Error('the answer is larger than expected');
     }
-    chunks.push(chunk as Buffer);
+    chunks.push(chunk);
   }
   return Buffer.concat(chunks).toString('utf8');
 }
