@@ -23,7 +23,7 @@ import { databaseExists, fileById, filesOfConversations, type OfflineFile, openS
 import { recordOpened } from './device-files';
 import { DOWNLOAD_CHUNK_BYTES, type FileBytesStore } from './file-bytes';
 import { downloadQueue, effectiveBudget, pauseReason, planEviction, type CacheEntry, type ConnectionLike, type QueueFile } from './policy';
-import { keptConversationIds, readBudgetSetting, STATUS_KEY, type OfflineStatus } from './settings';
+import { keptConversationIds, readBudgetSetting, readOfflineStatus, STATUS_KEY, type OfflineStatus } from './settings';
 
 export { DOWNLOAD_CHUNK_BYTES };
 const ATTEMPTS_PER_FILE = 3;
@@ -127,7 +127,7 @@ export async function runPass(database: string, deps: DownloaderDeps): Promise<P
   } finally {
     // Written only when it changed: the Device screen watches it.
     if (db.isOpen()) {
-      const before = await readStatus(db).catch(() => undefined);
+      const before = await readOfflineStatus(db).catch(() => undefined);
       if (JSON.stringify(before) !== JSON.stringify(status)) await db.offlineState.put({ key: STATUS_KEY, value: status }).catch(() => {});
     }
     db.close();
@@ -292,11 +292,6 @@ export async function noteOpened(database: string, url: string, cached: { size: 
   } finally {
     db.close();
   }
-}
-
-/** For the Device screen's status line (and tests). */
-export async function readStatus(db: ParleyDb): Promise<OfflineStatus | undefined> {
-  return (await db.offlineState.get(STATUS_KEY))?.value as OfflineStatus | undefined;
 }
 
 /** A single byte range of a cached file (RFC 9110), as the server would answer it. */

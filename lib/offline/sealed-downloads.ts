@@ -16,7 +16,7 @@
 // and an initial sync commits thousands of rows in the same worker.
 import { Dexie, type ObservabilitySet } from 'dexie';
 import { runPass, type DownloaderDeps, type PassResult } from './downloader';
-import { offlineChannelName } from './settings';
+import { networkConnection, offlineChannelName } from './settings';
 
 /** Tables whose changes can change what a pass does (not those a pass writes itself). */
 const WATCHED = ['files', 'conversations', 'offlineKeep', 'idAliases'];
@@ -99,7 +99,7 @@ export function startSealedDownloads({ database, deps, locks, changeGapMs = 30_0
   const channel = typeof BroadcastChannel === 'function' ? new BroadcastChannel(offlineChannelName(database)) : null;
   if (channel) channel.onmessage = () => wake();
 
-  const connection = (globalThis.navigator as (Navigator & { connection?: EventTarget }) | undefined)?.connection;
+  const connection = networkConnection(globalThis.navigator);
   connection?.addEventListener?.('change', wake);
 
   wake();

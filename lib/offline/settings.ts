@@ -6,6 +6,7 @@
 import { getMeta, type ParleyDb, pinnedConversations, setMeta } from '../sync/page';
 import { OFFLINE_MESSAGE } from './message';
 import { isKept } from './policy';
+import { fieldOf, isRecord } from '../records';
 
 export const KEEP_PINNED_KEY = 'offline.keepPinned';
 export const BUDGET_KEY = 'offline.budgetBytes';
@@ -18,9 +19,20 @@ declare module '../sync/mirror/meta' {
 }
 export const STATUS_KEY = 'offline.status';
 
-/** In `offlineState` (not meta), written by the downloader. */
+/** In `offlineState` (not meta), written by the downloader; undefined until it has written one. */
 export async function readOfflineStatus(db: ParleyDb): Promise<OfflineStatus | undefined> {
-  return (await db.offlineState.get(STATUS_KEY))?.value as OfflineStatus | undefined;
+  const value = (await db.offlineState.get(STATUS_KEY))?.value;
+  return isOfflineStatus(value) ? value : undefined;
+}
+
+function isOfflineStatus(value: unknown): value is OfflineStatus {
+  return (
+    isRecord(value) &&
+    (value.paused === null || value.paused === 'save-data' || value.paused === 'slow') &&
+    typeof value.waiting === 'number' &&
+    typeof value.tooBig === 'number' &&
+    (value.failure === null || typeof value.failure === 'string')
+  );
 }
 
 /** The message that wakes the service worker's downloader for a database (workers/sw.ts). */
@@ -80,6 +92,12 @@ export function wakeDownloader(database: string): void {
   void navigator.serviceWorker.ready.then((registration) => registration.active?.postMessage({ type: OFFLINE_MESSAGE, database })).catch(() => {});
 }
 
+/** The browser's NetworkInformation (Chromium's `navigator.connection`): it says when the connection changes. */
+export function networkConnection(navigator: unknown): EventTarget | undefined {
+  const connection = fieldOf(navigator, 'connection');
+  return connection instanceof EventTarget ? connection : undefined;
+}
+
 /**
  * While a screen that shows downloads is open: wakes the downloader now, and again whenever the
  * browser says the connection changed (a paused download resumes once it is no longer slow or
@@ -87,7 +105,7 @@ export function wakeDownloader(database: string): void {
  */
 export function wakeDownloaderOnConnectionChange(database: string): () => void {
   wakeDownloader(database);
-  const connection = typeof navigator === 'undefined' ? undefined : (navigator as Navigator & { connection?: EventTarget }).connection;
+  const connection = networkConnection(globalThis.navigator);
   const wake = () => wakeDownloader(database);
   connection?.addEventListener?.('change', wake);
   return () => connection?.removeEventListener?.('change', wake);
