@@ -24,13 +24,19 @@ export async function platformPasskeyAvailable(): Promise<boolean> {
   }
 }
 
-type PrfResults = { enabled?: boolean; results?: { first?: ArrayBuffer } };
-const prfOf = (credential: PublicKeyCredential) => (credential.getClientExtensionResults() as { prf?: PrfResults }).prf;
+/** The PRF output a credential carries, when its authenticator evaluated one (an ArrayBuffer, as browsers give it). */
+function prfOutput(credential: PublicKeyCredential): Uint8Array<ArrayBuffer> | null {
+  const first = credential.getClientExtensionResults().prf?.results?.first;
+  return first instanceof ArrayBuffer ? new Uint8Array(first) : null;
+}
+
+/** What navigator.credentials answered, when it is a passkey. */
+const asPasskey = (credential: Credential | null) => (credential instanceof PublicKeyCredential ? credential : null);
 
 /** The PRF output of `credentialId` for `salt`; null when the user cancelled or PRF is not there. */
 export async function passkeyPrf(credentialId: string, salt: string): Promise<Uint8Array<ArrayBuffer> | null> {
   try {
-    const credential = (await navigator.credentials.get({
+    const credential = asPasskey(await navigator.credentials.get({
       publicKey: {
         challenge: random(32),
         rpId: location.hostname,
@@ -38,9 +44,8 @@ export async function passkeyPrf(credentialId: string, salt: string): Promise<Ui
         userVerification: 'required',
         extensions: { prf: { eval: { first: fromBase64(salt) } } } satisfies AuthenticationExtensionsClientInputs,
       },
-    })) as PublicKeyCredential | null;
-    const first = credential ? prfOf(credential)?.results?.first : undefined;
-    return first ? new Uint8Array(first) : null;
+    }));
+    return credential ? prfOutput(credential) : null;
   } catch {
     return null;
   }
@@ -51,7 +56,7 @@ export async function createPasskey(userName: string): Promise<{ credentialId: s
   const salt = random(32);
   let credential: PublicKeyCredential | null;
   try {
-    credential = (await navigator.credentials.create({
+    credential = asPasskey(await navigator.credentials.create({
       publicKey: {
         challenge: random(32),
         rp: { name: 'Parley', id: location.hostname },
@@ -63,17 +68,17 @@ export async function createPasskey(userName: string): Promise<{ credentialId: s
         authenticatorSelection: { authenticatorAttachment: 'platform', userVerification: 'required', residentKey: 'discouraged' },
         extensions: { prf: { eval: { first: salt } } } satisfies AuthenticationExtensionsClientInputs,
       },
-    })) as PublicKeyCredential | null;
+    }));
   } catch {
     return null;
   }
   if (!credential) return null;
-  const prf = prfOf(credential);
   const credentialId = base64url(credential.rawId);
   const prfSalt = toBase64(salt);
-  if (prf?.results?.first) return { credentialId, prfSalt, prfOutput: new Uint8Array(prf.results.first) };
-  if (prf?.enabled === false) return null;
+  const output = prfOutput(credential);
+  if (output) return { credentialId, prfSalt, prfOutput: output };
+  if (credential.getClientExtensionResults().prf?.enabled === false) return null;
   // Some authenticators evaluate the PRF only when asked with get(): one more touch.
-  const output = await passkeyPrf(credentialId, prfSalt);
-  return output ? { credentialId, prfSalt, prfOutput: output } : null;
+  const asked = await passkeyPrf(credentialId, prfSalt);
+  return asked ? { credentialId, prfSalt, prfOutput: asked } : null;
 }
