@@ -235,7 +235,7 @@ export class ApiService {
     const orphans = await housekeeping(log, 'the start-up sweep of orphaned files', () => sweepOrphans(store, (key) => live.has(key), graceMs));
     const swept = { temp, orphans };
     const service = new ApiService(config, opened, blobs, secret, log, graceMs);
-    service.limits = await RateLimiter.open(config.rateLimits, config.databaseUrl, log);
+    service.limits = await RateLimiter.open(config.rateLimits, config.databaseUrl, log, { advertise: config.extensions.has('ratelimit') });
     service.share = new FairShare(config.fairShare);
     await service.purgeExpired();
     await service.drainBlobDeletions();
@@ -364,7 +364,7 @@ export class ApiService {
     // Advertised up front, so that a client need not learn it from a replay.
     if (this.config.extensions.has('idempotency')) answer.headers.Idempotency = 'supported';
     // Every answer to a counted request says where the token stands (a 429 of the limit says it itself).
-    if (request.quota) addRateLimitFields(answer.headers, request.quota);
+    if (request.quota && this.config.extensions.has('ratelimit')) addRateLimitFields(answer.headers, request.quota);
     return answer;
   }
 

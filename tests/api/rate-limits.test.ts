@@ -151,6 +151,24 @@ describe('rate limits', () => {
   });
 });
 
+// Through the proxy, the proxy's own limits are always advertised.
+describe.skipIf(viaProxy)('a server without the ratelimit extension', () => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await startTarget({ env: { ...SMALL, PARLEY_EXTENSIONS: 'idempotency,me' } });
+  });
+  afterAll(() => s.stop());
+
+  it('limits as before, and says nothing of where the token stands', async () => {
+    const { before, limited } = await untilLimited(() => client(() => s.baseUrl, TOKENS.erin).get('/v1/conversations'));
+    expectRateLimited(limited);
+    for (const r of [...before, limited!]) {
+      expect(r.headers.get('ratelimit')).toBeNull();
+      expect(r.headers.get('ratelimit-policy')).toBeNull();
+    }
+  });
+});
+
 describe('the write cap (RATE_LIMIT_WRITES_PER_SECOND)', () => {
   // A generous share for everything, but at most 2 writes a second per token (1 per 500 ms window).
   const WRITE_CAP = { RATE_LIMIT_PER_SECOND: '1000', RATE_LIMIT_BURST: '0', RATE_LIMIT_WRITES_PER_SECOND: '2' };

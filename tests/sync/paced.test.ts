@@ -21,7 +21,8 @@ const ACTIVE = 100;
  */
 const BOB_CONVERSATIONS = 80;
 const LIMITED = {
-  ...PLAIN,
+  // No change feed (every active conversation listed), and the rate limit fields.
+  PARLEY_EXTENSIONS: `${PLAIN.PARLEY_EXTENSIONS},ratelimit`,
   RATE_LIMIT_PER_SECOND: '20',
   RATE_LIMIT_BURST: '40',
   RATE_LIMIT_BURST_SECONDS: '60',

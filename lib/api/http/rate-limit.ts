@@ -172,9 +172,11 @@ export interface PgLikePool {
   end?(): Promise<void>;
 }
 
-/** The policies' names: the embedded server's, or a proxy's own (`proxy-token`, …) beside its upstream's. */
-export interface LimiterNaming {
+export interface LimiterOptions {
+  /** The policies' names: the embedded server's, or a proxy's own (`proxy-token`, …) beside its upstream's. */
   policyPrefix?: string;
+  /** Its 429s carry the RateLimit fields (the `ratelimit` extension; default true). */
+  advertise?: boolean;
 }
 
 export class RateLimiter {
@@ -191,14 +193,16 @@ export class RateLimiter {
   private readonly told = new Map<string, number>();
 
   private readonly prefix: string;
+  private readonly advertise: boolean;
 
   private constructor(
     limits: RateLimits,
     private readonly pool: PgLikePool | null,
     private readonly log: Logger,
-    naming: LimiterNaming = {},
+    options: LimiterOptions = {},
   ) {
-    this.prefix = naming.policyPrefix ?? '';
+    this.prefix = options.policyPrefix ?? '';
+    this.advertise = options.advertise ?? true;
     if (pool) {
       this.store = {
         query: (config) =>
@@ -225,14 +229,14 @@ export class RateLimiter {
   }
 
   /** In this process's memory (one instance; the proxy, whose policies are named `proxy-…`). */
-  static memory(limits: RateLimits, log: Logger = console, naming: LimiterNaming = {}): RateLimiter {
-    return new RateLimiter(limits, null, log, naming);
+  static memory(limits: RateLimits, log: Logger = console, options: LimiterOptions = {}): RateLimiter {
+    return new RateLimiter(limits, null, log, options);
   }
 
   /** In memory; or in PostgreSQL at `databaseUrl`, shared by every instance on that database. */
-  static async open(limits: RateLimits, databaseUrl: string | null, log: Logger = console): Promise<RateLimiter> {
+  static async open(limits: RateLimits, databaseUrl: string | null, log: Logger = console, options: LimiterOptions = {}): Promise<RateLimiter> {
     if (!databaseUrl || (limits.token.perSecond === 0 && limits.anonymous.perSecond === 0 && !limits.pairingPerMinute && !limits.signInPerMinute)) {
-      return new RateLimiter(limits, null, log);
+      return new RateLimiter(limits, null, log, options);
     }
     const pg = await import('pg');
     const Pool = pg.default?.Pool ?? pg.Pool;
@@ -252,7 +256,7 @@ export class RateLimiter {
       await pool.end();
       throw error;
     }
-    return new RateLimiter(limits, pool, log);
+    return new RateLimiter(limits, pool, log, options);
   }
 
   /**
@@ -331,9 +335,9 @@ export class RateLimiter {
         const until = this.told.get(toldKey);
         if (until !== undefined && until > now) {
           await new Promise((resolve) => setTimeout(resolve, MAX_HOLD_MS));
-          throw rateLimited(Math.max(0, until - Date.now()), what, bucket.policy);
+          throw rateLimited(Math.max(0, until - Date.now()), what, this.advertise ? bucket.policy : null);
         }
-        const answer = rateLimited(error.msBeforeNext, what, bucket.policy);
+        const answer = rateLimited(error.msBeforeNext, what, this.advertise ? bucket.policy : null);
         if (this.told.size >= MAX_TOLD) this.told.clear();
         this.told.set(toldKey, now + Number(answer.headers['Retry-After']) * 1000);
         throw answer;
