@@ -173,7 +173,7 @@ export interface StreamLimits {
 }
 
 /** Extensions that can be switched off: Idempotency-Key, /v1/me, the change feed and its live stream, resumable uploads, devices and pairing. */
-export const EXTENSIONS = ['idempotency', 'me', 'events', 'uploads', 'devices'] as const;
+export const EXTENSIONS = ['idempotency', 'me', 'events', 'uploads', 'devices', 'ratelimit'] as const;
 export type Extension = (typeof EXTENSIONS)[number];
 
 type Env = Record<string, string | undefined>;

@@ -10,12 +10,19 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { ensureAppBuild, launchBrowser, startApp, type App } from './app';
 import { tempDir } from './proc';
 import { BENCH_RATE_LIMITS, runToken, createSchema, seedConversations, seedSyncData } from './seed';
+import { plainLimitEnv } from './limits';
 import { round } from './stats';
 
 export const SYNC_CONVERSATIONS = Number(process.env.BENCH_SYNC_CONVERSATIONS || 10_000);
 export const REPLAY_CONVERSATIONS = 1_000;
 /** Only the app with the change feed: its first sync lists, then follows the feed. */
 export const PLAIN_EXTENSIONS = 'idempotency,me';
+/**
+ * The plain server the app's timed runs go to says where the token stands (the rate limit fields),
+ * as Parley's server does; BENCH_PLAIN_FIELDS=0 plays one that does not (the app then meets the
+ * limit and waits out its 429s, as before the fields).
+ */
+const PLAIN_APP_EXTENSIONS = process.env.BENCH_PLAIN_FIELDS === '0' ? PLAIN_EXTENSIONS : `${PLAIN_EXTENSIONS},ratelimit`;
 
 export interface SyncWorld {
   /** The app with every extension (change feed, live stream). */
@@ -51,13 +58,15 @@ export interface InitialSync {
   phases: Record<string, number>;
   /** Time spent waiting out 429s (Retry-After) of a server with the default rate limits. */
   rateLimitedMs: number;
+  /** /v1 answers 429 (rate_limited) in that time. */
+  refused: number;
 }
 
 export interface SignedInSession {
   context: BrowserContext;
   page: Page;
-  /** /v1 requests seen from this context (page and its dedicated worker). */
-  requests: { count: number; reset(): void; paths: string[] };
+  /** /v1 requests seen from this context (page and its dedicated worker), and their answers 429. */
+  requests: { count: number; refused: number; reset(): void; paths: string[] };
 }
 
 let world: Promise<SyncWorld> | null = null;
@@ -83,7 +92,7 @@ export function syncWorld(log: (m: string) => void): Promise<SyncWorld> {
     const carol = seedSyncData(dataDir, 'carol', 60);
     log(`seeded alice: ${SYNC_CONVERSATIONS} conversations (${alice.active} with files), ${alice.files} files (rows + bytes); bob: ${REPLAY_CONVERSATIONS} conversations`);
     const app = await startApp(dataDir);
-    const plainApp = await startApp(dataDir, { PARLEY_EXTENSIONS: PLAIN_EXTENSIONS });
+    const plainApp = await startApp(dataDir, { PARLEY_EXTENSIONS: PLAIN_APP_EXTENSIONS, ...plainLimitEnv() });
     const floorApp = await startApp(dataDir, BENCH_RATE_LIMITS);
     const plainFloorApp = await startApp(dataDir, { PARLEY_EXTENSIONS: PLAIN_EXTENSIONS, ...BENCH_RATE_LIMITS });
     const browser = await launchBrowser();
@@ -103,9 +112,11 @@ export async function openSignedOut(browser: Browser, baseUrl: string): Promise<
   await context.addInitScript(() => localStorage.setItem('parley:expose', '1'));
   const requests = {
     count: 0,
+    refused: 0,
     paths: [] as string[],
     reset() {
       this.count = 0;
+      this.refused = 0;
       this.paths = [];
     },
   };
@@ -115,6 +126,9 @@ export async function openSignedOut(browser: Browser, baseUrl: string): Promise<
       requests.count++;
       requests.paths.push(url.pathname + url.search);
     }
+  });
+  context.on('response', (response) => {
+    if (response.status() === 429 && new URL(response.url()).pathname.startsWith('/v1/')) requests.refused++;
   });
   const page = await context.newPage();
   await page.goto('/');
@@ -183,12 +197,13 @@ export async function timedInitialSync(
   // Seconds from the click to each phase's start (to the end for the last).
   const phases = Object.fromEntries(Object.entries(result.phases).map(([phase, at]) => [phase, round((at - t0) / 1000)]));
   const requestCount = requests.count;
+  const refused = requests.refused;
   if (result.report?.pull?.kind !== 'done' || result.conversations !== expected.conversations || result.files !== expected.files || result.placed !== expected.files) {
     throw new Error(`mirror incomplete: ${JSON.stringify({ ...result, expected })}`);
   }
   return {
     session,
-    initial: { ms: result.t1 - t0, requests: requestCount, idbBytes: result.idbBytes, conversations: result.conversations, files: result.files, phases, rateLimitedMs: result.rateLimitedMs },
+    initial: { ms: result.t1 - t0, requests: requestCount, idbBytes: result.idbBytes, conversations: result.conversations, files: result.files, phases, rateLimitedMs: result.rateLimitedMs, refused },
   };
 }
 

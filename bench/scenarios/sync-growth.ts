@@ -2,9 +2,16 @@
 //    of them with 5 files: 1,000 / 10,000 / 50,000 files), against the embedded server (change
 //    feed), and a steady pass against the plain server (which lists everything), to show whether
 //    the cost grows linearly and where it bends. Initial syncs are medians of `runs`
-//    (BENCH_GROWTH_RUNS caps them: 50,000 takes a while).
+//    (BENCH_GROWTH_RUNS caps them: 50,000 takes a while; BENCH_GROWTH_SIZES=50000 runs one size).
+//    The plain server keeps the DEFAULT rate limits (the app's own server as `npm start` runs it,
+//    its extensions off but the rate limit fields; BENCH_PLAIN_FIELDS=0 without them,
+//    BENCH_PLAIN_LIMITS to scale the limits): its first sync is compared with its floor — the bare
+//    loop of the same requests on a server without limits, or the least time the limits allow for
+//    them (bench/lib/limits.ts), whichever is longer — and the 429s it met are counted.
 import { waitIdle } from '../lib/app';
-import { syncWorld, timedInitialSync, type SyncWorld } from '../lib/mirror';
+import { leastSecondsUnder, plainTokenLimit } from '../lib/limits';
+import { openSignedOut, syncWorld, timedInitialSync, type SyncWorld } from '../lib/mirror';
+import { floorLoop } from './initial-sync';
 import type { Scenario } from '../lib/scenario';
 import { runToken, seedSyncData } from '../lib/seed';
 import { median, round } from '../lib/stats';
@@ -31,20 +38,30 @@ async function steadyPass(page: import('playwright-core').Page, requests: { coun
   return { ms, requests: requests.count };
 }
 
+/** Which limits the plain server ran with, for the figures' names. */
+function limitsNote(): string {
+  const limits = process.env.BENCH_PLAIN_LIMITS ? `limits ${process.env.BENCH_PLAIN_LIMITS}/s+reserve` : 'default rate limits';
+  return process.env.BENCH_PLAIN_FIELDS === '0' ? `${limits}, no rate limit fields` : limits;
+}
+
 export const syncGrowth: Scenario = {
   name: 'sync-growth',
   title: 'Sync growth: initial sync and steady pass at 1k, 10k and 50k conversations (with files)',
   async run({ runs, log }) {
     const w = await syncWorld(log);
     const initialRuns = Math.min(runs, Number(process.env.BENCH_GROWTH_RUNS || runs));
+    const only = process.env.BENCH_GROWTH_SIZES?.split(',').map(Number);
+    // BENCH_GROWTH_FEED=0: the plain server's runs only.
+    const withFeed = process.env.BENCH_GROWTH_FEED !== '0';
     const out = [];
-    for (const size of SIZES) {
+    for (const size of SIZES.filter((s) => !only || only.includes(s.conversations))) {
       const { files } = seeded(w, size);
       const expected = { conversations: size.conversations, files };
       const records = expected.conversations + expected.files;
+      const label = `${size.conversations.toLocaleString('en-US')} conv + ${files.toLocaleString('en-US')} files`;
       const times: number[] = [];
       let steady = { ms: NaN, requests: NaN };
-      for (let r = 0; r < initialRuns; r++) {
+      for (let r = 0; r < (withFeed ? initialRuns : 0); r++) {
         const { session, initial } = await timedInitialSync(w.browser, w.app.baseUrl, runToken(size.token), expected);
         times.push(initial.ms);
         if (r === 0) steady = await steadyPass(session.page, session.requests);
@@ -54,17 +71,33 @@ export const syncGrowth: Scenario = {
       const plain = await timedInitialSync(w.browser, w.plainApp.baseUrl, runToken(size.token), expected);
       const plainSteady = await steadyPass(plain.session.page, plain.session.requests);
       await plain.session.context.close();
-      log(`${size.conversations}: plain server initial ${(plain.initial.ms / 1000).toFixed(2)} s (${(plain.initial.rateLimitedMs / 1000).toFixed(0)} s of it waiting out 429s); steady feed ${steady.ms.toFixed(0)} ms / ${steady.requests} req, plain ${plainSteady.ms.toFixed(0)} ms / ${plainSteady.requests} req`);
-      const ms = median(times);
-      const label = `${size.conversations.toLocaleString('en-US')} conv + ${files.toLocaleString('en-US')} files`;
+      log(`${size.conversations}: plain server (${limitsNote()}) initial ${(plain.initial.ms / 1000).toFixed(2)} s, ${plain.initial.requests} req, ${plain.initial.refused} answered 429 (${(plain.initial.rateLimitedMs / 1000).toFixed(0)} s waiting them out); phases ${JSON.stringify(plain.initial.phases)}; steady feed ${steady.ms.toFixed(0)} ms / ${steady.requests} req, plain ${plainSteady.ms.toFixed(0)} ms / ${plainSteady.requests} req`);
+      // The plain server's floor: the same requests as a bare loop without limits, and the least
+      // time the limits allow for that many at the loop's rate.
+      const bare = await openSignedOut(w.browser, w.plainFloorApp.baseUrl);
+      const floor = await floorLoop(bare.page, runToken(size.token));
+      await bare.context.close();
+      const limitedFloorMs = leastSecondsUnder(plainTokenLimit(), floor.requests, floor.requests / (floor.ms / 1000)) * 1000;
+      const floorMs = Math.max(floor.ms, limitedFloorMs);
+      log(`${size.conversations}: plain floor ${(floor.ms / 1000).toFixed(2)} s for ${floor.requests} req; under the limits at best ${(limitedFloorMs / 1000).toFixed(2)} s`);
+      if (withFeed) {
+        const ms = median(times);
+        out.push(
+          { name: `${label}: initial sync, feed (median of ${initialRuns})`, value: round(ms / 1000, 2), unit: 's' },
+          { name: `${label}: initial sync, feed, records/s`, value: Math.round(records / (ms / 1000)), unit: 'rec/s' },
+          { name: `${label}: steady pass, feed, nothing changed`, value: round(steady.ms / 1000, 3), unit: 's' },
+          { name: `${label}: steady pass requests, feed`, value: steady.requests, unit: 'req' },
+        );
+      }
       out.push(
-        { name: `${label}: initial sync, feed (median of ${initialRuns})`, value: round(ms / 1000, 2), unit: 's' },
-        { name: `${label}: initial sync, feed, records/s`, value: Math.round(records / (ms / 1000)), unit: 'rec/s' },
-        { name: `${label}: initial sync, plain server (1 run)`, value: round(plain.initial.ms / 1000, 2), unit: 's' },
-        { name: `${label}: of which waiting out 429s (default rate limits)`, value: round(plain.initial.rateLimitedMs / 1000, 0), unit: 's' },
-        { name: `${label}: steady pass, feed, nothing changed`, value: round(steady.ms / 1000, 3), unit: 's' },
+        { name: `${label}: initial sync, plain server (1 run, ${limitsNote()})`, value: round(plain.initial.ms / 1000, 2), unit: 's' },
+        { name: `${label}: plain server: answers 429`, value: plain.initial.refused, unit: '', target: { op: '<=' as const, value: 0 } },
+        { name: `${label}: plain server: of it waiting out 429s`, value: round(plain.initial.rateLimitedMs / 1000, 0), unit: 's', target: { op: '<=' as const, value: 0 } },
+        { name: `${label}: plain server floor: bare loop, same requests, no limits`, value: round(floor.ms / 1000, 2), unit: 's' },
+        { name: `${label}: plain server floor: least time the limits allow for them`, value: round(limitedFloorMs / 1000, 2), unit: 's' },
+        { name: `${label}: initial sync, plain server, vs its floor (the longer of the two)`, value: round(plain.initial.ms / floorMs, 2), unit: '×', target: { op: '<=' as const, value: 1.5 } },
+        { name: `${label}: initial sync, plain server, vs the bare loop without limits`, value: round(plain.initial.ms / floor.ms, 2), unit: '×' },
         { name: `${label}: steady pass, plain server, nothing changed`, value: round(plainSteady.ms / 1000, 2), unit: 's' },
-        { name: `${label}: steady pass requests, feed`, value: steady.requests, unit: 'req' },
         { name: `${label}: steady pass requests, plain server`, value: plainSteady.requests, unit: 'req' },
       );
     }

@@ -46,6 +46,11 @@ function operation(route: Route, bodies: Record<string, z.ZodType>) {
   const responses = Object.fromEntries(
     Object.entries(route.responses).map(([status, response]) => {
       const headers: Record<string, unknown> = { ...response.headers, Idempotency: { $ref: '#/components/headers/Idempotency' } };
+      // Counted requests (every one with a token, and the public ones with a limit of their own) say where they stand.
+      if (route.access !== 'stream' && (route.access !== 'public' || route.rateLimit)) {
+        headers['RateLimit-Policy'] = { $ref: '#/components/headers/RateLimit-Policy' };
+        headers.RateLimit = { $ref: '#/components/headers/RateLimit' };
+      }
       if (route.idempotent && Number(status) < 500) headers['Idempotent-Replayed'] = { $ref: '#/components/headers/Idempotent-Replayed' };
       return [status, { ...response, headers }];
     }),
@@ -83,7 +88,8 @@ export function openApiDocument() {
         'whose Host is not allowed (ALLOWED_HOSTS; by default this machine\'s names and addresses on the server\'s port) ' +
         'is refused: 400 parameter_invalid, param Host. ' +
         'Limits: requests per token (and per client address without a valid token) are rate limited, 429 rate_limited with Retry-After in seconds ' +
-        '(RATE_LIMIT_PER_SECOND sustained, RATE_LIMIT_BURST in reserve; shared by all instances on one PostgreSQL database); one user\'s requests ' +
+        '(RATE_LIMIT_PER_SECOND sustained, RATE_LIMIT_BURST in reserve; shared by all instances on one PostgreSQL database), and every counted ' +
+        'answer says where the token stands (RateLimit-Policy and RateLimit, draft-ietf-httpapi-ratelimit-headers); one user\'s requests ' +
         'are worked on at most MAX_REQUESTS_IN_FLIGHT_PER_USER (default 4) at once per instance, the rest wait their turn (beyond ' +
         'MAX_REQUESTS_QUEUED_PER_USER waiting: 429); live streams per user ' +
         '(MAX_STREAMS_PER_USER, default 10, per instance) and in all (MAX_STREAMS): 429. Requests to switch protocols (Upgrade: no WebSocket here), ' +

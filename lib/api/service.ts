@@ -31,7 +31,7 @@ import { isHealthPath, serveHealth } from './http/health';
 import { isDeviceClearPath, isDevicePolicyPath, serveDeviceClear, serveDevicePolicy } from './http/device-policy';
 import { isOidcPath, isOidcStep, oidcNotOffered, OidcSignIn } from './http/oidc';
 import { FairShare } from './http/fair-share';
-import { RateLimiter } from './http/rate-limit';
+import { addRateLimitFields, RateLimiter } from './http/rate-limit';
 import { routeTemplate, type Logger } from './http/log';
 import { sql } from 'kysely';
 import { allowed, ROUTES, routeFor, Router, type Api } from './routes';
@@ -236,7 +236,7 @@ export class ApiService {
     const orphans = await housekeeping(log, 'the start-up sweep of orphaned files', () => sweepOrphans(store, (key) => live.has(key), graceMs));
     const swept = { temp, orphans };
     const service = new ApiService(config, opened, blobs, secret, log, graceMs);
-    service.limits = await RateLimiter.open(config.rateLimits, config.databaseUrl, log);
+    service.limits = await RateLimiter.open(config.rateLimits, config.databaseUrl, log, { advertise: config.extensions.has('ratelimit') });
     service.share = new FairShare(config.fairShare);
     await service.purgeExpired();
     await service.drainBlobDeletions();
@@ -364,6 +364,8 @@ export class ApiService {
     if (note && !note.recorded) await this.audit.enqueue({ ...note.entry, outcome: answer.status });
     // Advertised up front, so that a client need not learn it from a replay.
     if (this.config.extensions.has('idempotency')) answer.headers.Idempotency = 'supported';
+    // Every answer to a counted request says where the token stands (a 429 of the limit says it itself).
+    if (request.quota && this.config.extensions.has('ratelimit')) addRateLimitFields(answer.headers, request.quota);
     return answer;
   }
 
@@ -396,14 +398,14 @@ export class ApiService {
     const route = match && routeFor(match.routes, request.method);
     if (match && route?.access === 'public') {
       if (match.missing) throw notFound(match.missing);
-      if (route.rateLimit) await this.limits.forAddress(route.rateLimit, request.remoteAddress);
+      if (route.rateLimit) request.quota = await this.limits.forAddress(route.rateLimit, request.remoteAddress);
       return reply(await route.handle(this.api, { request, user: '', tokenId: null, params: match.params }));
     }
     // A path that asks for no rate-limited token refuses a method before asking for one.
     if (match && !route && match.routes.every((r) => r.access)) throw methodNotAllowed(allowed(match.routes));
     const { user, tokenId } = await this.authenticate(request, route ?? undefined, match?.params).catch((error: unknown) => this.refuseToken(request, error));
     if (match && route?.access === 'stream') return route.handle(this.api, { request, user, tokenId, params: match.params });
-    await this.limits.forToken(request.header('authorization'), request.method);
+    request.quota = await this.limits.forToken(request.header('authorization'), request.method);
     // Long requests (bytes moving over the network) do not take a turn: see http/fair-share.ts.
     if (match && route?.long) return reply(await this.serve(request, user, tokenId, match));
     return reply(await this.share.run(user, () => this.serve(request, user, tokenId, match)));

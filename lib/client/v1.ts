@@ -561,6 +561,10 @@ export interface components {
         Idempotency: "supported";
         /** @description true on a response replayed for a repeated Idempotency-Key (the first response for that key and user, stored 24 h) */
         "Idempotent-Replayed": "true";
+        /** @description Extension (draft-ietf-httpapi-ratelimit-headers): the limit the request was counted against, e.g. "token";q=100;w=1;parley-reserve=2000;parley-reserve-w=60 (RATE_LIMIT_PER_SECOND sustained, and RATE_LIMIT_BURST in reserve per RATE_LIMIT_BURST_SECONDS, spent once the share of the moment is). On every answer to a counted request. */
+        "RateLimit-Policy": string;
+        /** @description Extension (draft-ietf-httpapi-ratelimit-headers): what the token may still send now, e.g. "token";r=1987;t=1 (the rest of the current share and of the reserve; r=0 with Retry-After on a 429). A client that keeps a margin and then sends at most q per w seconds is not refused. */
+        RateLimit: string;
         /** @description Seconds to wait before retrying the same request (with the same Idempotency-Key). */
         "Retry-After": number;
         /** @description The scheme to authenticate with: Bearer realm="parley" */
@@ -600,6 +604,8 @@ export interface operations {
             200: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -610,6 +616,8 @@ export interface operations {
             400: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -621,6 +629,8 @@ export interface operations {
                 headers: {
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -632,6 +642,8 @@ export interface operations {
                 headers: {
                     Allow: components["headers"]["Allow"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -643,6 +655,8 @@ export interface operations {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -653,6 +667,8 @@ export interface operations {
             500: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -664,6 +680,8 @@ export interface operations {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -694,6 +712,8 @@ export interface operations {
             201: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -705,6 +725,8 @@ export interface operations {
             400: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -717,6 +739,8 @@ export interface operations {
                 headers: {
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -729,6 +753,8 @@ export interface operations {
                 headers: {
                     Allow: components["headers"]["Allow"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -741,6 +767,8 @@ export interface operations {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -752,6 +780,8 @@ export interface operations {
             415: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -764,6 +794,8 @@ export interface operations {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -775,6 +807,8 @@ export interface operations {
             500: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -786,6 +820,8 @@ export interface operations {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -797,6 +833,8 @@ export interface operations {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -820,6 +858,8 @@ export interface operations {
             200: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -830,6 +870,8 @@ export interface operations {
             400: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -841,6 +883,8 @@ export interface operations {
                 headers: {
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -851,6 +895,8 @@ export interface operations {
             404: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -862,6 +908,8 @@ export interface operations {
                 headers: {
                     Allow: components["headers"]["Allow"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -873,6 +921,8 @@ export interface operations {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -883,6 +933,8 @@ export interface operations {
             500: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -894,6 +946,8 @@ export interface operations {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -926,6 +980,8 @@ export interface operations {
             200: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -937,6 +993,8 @@ export interface operations {
             400: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -949,6 +1007,8 @@ export interface operations {
                 headers: {
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -960,6 +1020,8 @@ export interface operations {
             404: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -972,6 +1034,8 @@ export interface operations {
                 headers: {
                     Allow: components["headers"]["Allow"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -984,6 +1048,8 @@ export interface operations {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -995,6 +1061,8 @@ export interface operations {
             415: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -1007,6 +1075,8 @@ export interface operations {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -1018,6 +1088,8 @@ export interface operations {
             500: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1029,6 +1101,8 @@ export interface operations {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1040,6 +1114,8 @@ export interface operations {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1066,6 +1142,8 @@ export interface operations {
             204: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -1075,6 +1153,8 @@ export interface operations {
             400: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -1087,6 +1167,8 @@ export interface operations {
                 headers: {
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -1098,6 +1180,8 @@ export interface operations {
             404: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -1110,6 +1194,8 @@ export interface operations {
                 headers: {
                     Allow: components["headers"]["Allow"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -1122,6 +1208,8 @@ export interface operations {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -1134,6 +1222,8 @@ export interface operations {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -1145,6 +1235,8 @@ export interface operations {
             500: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1156,6 +1248,8 @@ export interface operations {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1167,6 +1261,8 @@ export interface operations {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1197,6 +1293,8 @@ export interface operations {
             200: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1207,6 +1305,8 @@ export interface operations {
             400: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1218,6 +1318,8 @@ export interface operations {
                 headers: {
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1228,6 +1330,8 @@ export interface operations {
             404: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1239,6 +1343,8 @@ export interface operations {
                 headers: {
                     Allow: components["headers"]["Allow"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1250,6 +1356,8 @@ export interface operations {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1260,6 +1368,8 @@ export interface operations {
             500: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1271,6 +1381,8 @@ export interface operations {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1299,6 +1411,8 @@ export interface operations {
             201: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -1310,6 +1424,8 @@ export interface operations {
             400: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -1322,6 +1438,8 @@ export interface operations {
                 headers: {
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -1333,6 +1451,8 @@ export interface operations {
             404: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -1345,6 +1465,8 @@ export interface operations {
                 headers: {
                     Allow: components["headers"]["Allow"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -1357,6 +1479,8 @@ export interface operations {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -1368,6 +1492,8 @@ export interface operations {
             413: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -1379,6 +1505,8 @@ export interface operations {
             415: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -1391,6 +1519,8 @@ export interface operations {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -1402,6 +1532,8 @@ export interface operations {
             500: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1413,6 +1545,8 @@ export interface operations {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1424,6 +1558,8 @@ export interface operations {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1447,6 +1583,8 @@ export interface operations {
             200: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1457,6 +1595,8 @@ export interface operations {
             400: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1468,6 +1608,8 @@ export interface operations {
                 headers: {
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1478,6 +1620,8 @@ export interface operations {
             404: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1489,6 +1633,8 @@ export interface operations {
                 headers: {
                     Allow: components["headers"]["Allow"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1500,6 +1646,8 @@ export interface operations {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1510,6 +1658,8 @@ export interface operations {
             500: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1521,6 +1671,8 @@ export interface operations {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1553,6 +1705,8 @@ export interface operations {
             200: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -1564,6 +1718,8 @@ export interface operations {
             400: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -1576,6 +1732,8 @@ export interface operations {
                 headers: {
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -1587,6 +1745,8 @@ export interface operations {
             404: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -1599,6 +1759,8 @@ export interface operations {
                 headers: {
                     Allow: components["headers"]["Allow"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -1611,6 +1773,8 @@ export interface operations {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -1622,6 +1786,8 @@ export interface operations {
             415: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -1634,6 +1800,8 @@ export interface operations {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -1645,6 +1813,8 @@ export interface operations {
             500: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1656,6 +1826,8 @@ export interface operations {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1667,6 +1839,8 @@ export interface operations {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1693,6 +1867,8 @@ export interface operations {
             204: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -1702,6 +1878,8 @@ export interface operations {
             400: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -1714,6 +1892,8 @@ export interface operations {
                 headers: {
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -1725,6 +1905,8 @@ export interface operations {
             404: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -1737,6 +1919,8 @@ export interface operations {
                 headers: {
                     Allow: components["headers"]["Allow"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -1749,6 +1933,8 @@ export interface operations {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -1761,6 +1947,8 @@ export interface operations {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -1772,6 +1960,8 @@ export interface operations {
             500: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1783,6 +1973,8 @@ export interface operations {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1794,6 +1986,8 @@ export interface operations {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1820,6 +2014,8 @@ export interface operations {
             200: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1830,6 +2026,8 @@ export interface operations {
             400: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1841,6 +2039,8 @@ export interface operations {
                 headers: {
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1852,6 +2052,8 @@ export interface operations {
                 headers: {
                     Allow: components["headers"]["Allow"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1862,6 +2064,8 @@ export interface operations {
             410: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1873,6 +2077,8 @@ export interface operations {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1883,6 +2089,8 @@ export interface operations {
             500: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1894,6 +2102,8 @@ export interface operations {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2045,6 +2255,8 @@ export interface operations {
                     /** @description return=representation when the body is the file */
                     "Preference-Applied"?: "return=representation";
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -2058,6 +2270,8 @@ export interface operations {
                     /** @description Always 1.0.0 */
                     "Tus-Resumable"?: "1.0.0";
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -2072,6 +2286,8 @@ export interface operations {
                     "Tus-Resumable"?: "1.0.0";
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -2085,6 +2301,8 @@ export interface operations {
                     /** @description Always 1.0.0 */
                     "Tus-Resumable"?: "1.0.0";
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -2099,6 +2317,8 @@ export interface operations {
                     "Tus-Resumable"?: "1.0.0";
                     Allow: components["headers"]["Allow"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -2113,6 +2333,8 @@ export interface operations {
                     "Tus-Resumable"?: "1.0.0";
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -2126,6 +2348,8 @@ export interface operations {
                     /** @description Always 1.0.0 */
                     "Tus-Resumable"?: "1.0.0";
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -2139,6 +2363,8 @@ export interface operations {
                     /** @description Always 1.0.0 */
                     "Tus-Resumable"?: "1.0.0";
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -2152,6 +2378,8 @@ export interface operations {
                     /** @description Always 1.0.0 */
                     "Tus-Resumable"?: "1.0.0";
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -2166,6 +2394,8 @@ export interface operations {
                     "Tus-Resumable"?: "1.0.0";
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -2179,6 +2409,8 @@ export interface operations {
                     /** @description Always 1.0.0 */
                     "Tus-Resumable"?: "1.0.0";
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2192,6 +2424,8 @@ export interface operations {
                     "Tus-Resumable"?: "1.0.0";
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2205,6 +2439,8 @@ export interface operations {
                     "Tus-Resumable"?: "1.0.0";
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2283,6 +2519,8 @@ export interface operations {
                     /** @description Always 1.0.0 */
                     "Tus-Resumable"?: "1.0.0";
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -2294,6 +2532,8 @@ export interface operations {
                     /** @description Always 1.0.0 */
                     "Tus-Resumable"?: "1.0.0";
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -2308,6 +2548,8 @@ export interface operations {
                     "Tus-Resumable"?: "1.0.0";
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -2321,6 +2563,8 @@ export interface operations {
                     /** @description Always 1.0.0 */
                     "Tus-Resumable"?: "1.0.0";
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -2335,6 +2579,8 @@ export interface operations {
                     "Tus-Resumable"?: "1.0.0";
                     Allow: components["headers"]["Allow"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -2349,6 +2595,8 @@ export interface operations {
                     "Tus-Resumable"?: "1.0.0";
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -2362,6 +2610,8 @@ export interface operations {
                     /** @description Always 1.0.0 */
                     "Tus-Resumable"?: "1.0.0";
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -2376,6 +2626,8 @@ export interface operations {
                     "Tus-Resumable"?: "1.0.0";
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
@@ -2389,6 +2641,8 @@ export interface operations {
                     /** @description Always 1.0.0 */
                     "Tus-Resumable"?: "1.0.0";
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2402,6 +2656,8 @@ export interface operations {
                     "Tus-Resumable"?: "1.0.0";
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2415,6 +2671,8 @@ export interface operations {
                     "Tus-Resumable"?: "1.0.0";
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2501,6 +2759,8 @@ export interface operations {
                     /** @description Once the last byte is stored: the id of the file it became (GET /v1/files/{id}) */
                     "Upload-File-Id"?: string;
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2511,6 +2771,8 @@ export interface operations {
                     /** @description Always 1.0.0 */
                     "Tus-Resumable"?: "1.0.0";
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2522,6 +2784,8 @@ export interface operations {
                     "Tus-Resumable"?: "1.0.0";
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2532,6 +2796,8 @@ export interface operations {
                     /** @description Always 1.0.0 */
                     "Tus-Resumable"?: "1.0.0";
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2543,6 +2809,8 @@ export interface operations {
                     "Tus-Resumable"?: "1.0.0";
                     Allow: components["headers"]["Allow"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2553,6 +2821,8 @@ export interface operations {
                     /** @description Always 1.0.0 */
                     "Tus-Resumable"?: "1.0.0";
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2563,6 +2833,8 @@ export interface operations {
                     /** @description Always 1.0.0 */
                     "Tus-Resumable"?: "1.0.0";
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2574,6 +2846,8 @@ export interface operations {
                     "Tus-Resumable"?: "1.0.0";
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2584,6 +2858,8 @@ export interface operations {
                     /** @description Always 1.0.0 */
                     "Tus-Resumable"?: "1.0.0";
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2595,6 +2871,8 @@ export interface operations {
                     "Tus-Resumable"?: "1.0.0";
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2637,6 +2915,8 @@ export interface operations {
                     /** @description return=representation when the body is the file */
                     "Preference-Applied"?: "return=representation";
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2657,6 +2937,8 @@ export interface operations {
                     /** @description Once the last byte is stored: the id of the file it became (GET /v1/files/{id}) */
                     "Upload-File-Id"?: string;
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2667,6 +2949,8 @@ export interface operations {
                     /** @description Always 1.0.0 */
                     "Tus-Resumable"?: "1.0.0";
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2680,6 +2964,8 @@ export interface operations {
                     "Tus-Resumable"?: "1.0.0";
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2692,6 +2978,8 @@ export interface operations {
                     /** @description Always 1.0.0 */
                     "Tus-Resumable"?: "1.0.0";
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2705,6 +2993,8 @@ export interface operations {
                     "Tus-Resumable"?: "1.0.0";
                     Allow: components["headers"]["Allow"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2726,6 +3016,8 @@ export interface operations {
                     "Upload-File-Id"?: string;
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2738,6 +3030,8 @@ export interface operations {
                     /** @description Always 1.0.0 */
                     "Tus-Resumable"?: "1.0.0";
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2750,6 +3044,8 @@ export interface operations {
                     /** @description Always 1.0.0 */
                     "Tus-Resumable"?: "1.0.0";
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2762,6 +3058,8 @@ export interface operations {
                     /** @description Always 1.0.0 */
                     "Tus-Resumable"?: "1.0.0";
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2774,6 +3072,8 @@ export interface operations {
                     /** @description Always 1.0.0 */
                     "Tus-Resumable"?: "1.0.0";
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2787,6 +3087,8 @@ export interface operations {
                     "Tus-Resumable"?: "1.0.0";
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2799,6 +3101,8 @@ export interface operations {
                     /** @description Always 1.0.0 */
                     "Tus-Resumable"?: "1.0.0";
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2812,6 +3116,8 @@ export interface operations {
                     "Tus-Resumable"?: "1.0.0";
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2825,6 +3131,8 @@ export interface operations {
                     "Tus-Resumable"?: "1.0.0";
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2888,6 +3196,8 @@ export interface operations {
             200: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2898,6 +3208,8 @@ export interface operations {
             400: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2909,6 +3221,8 @@ export interface operations {
                 headers: {
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2920,6 +3234,8 @@ export interface operations {
                 headers: {
                     Allow: components["headers"]["Allow"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2931,6 +3247,8 @@ export interface operations {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2941,6 +3259,8 @@ export interface operations {
             500: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2952,6 +3272,8 @@ export interface operations {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2973,6 +3295,8 @@ export interface operations {
             200: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2983,6 +3307,8 @@ export interface operations {
             400: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2994,6 +3320,8 @@ export interface operations {
                 headers: {
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3005,6 +3333,8 @@ export interface operations {
                 headers: {
                     Allow: components["headers"]["Allow"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3016,6 +3346,8 @@ export interface operations {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3026,6 +3358,8 @@ export interface operations {
             500: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3037,6 +3371,8 @@ export interface operations {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3062,6 +3398,8 @@ export interface operations {
             204: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3070,6 +3408,8 @@ export interface operations {
             400: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3081,6 +3421,8 @@ export interface operations {
                 headers: {
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3091,6 +3433,8 @@ export interface operations {
             404: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3102,6 +3446,8 @@ export interface operations {
                 headers: {
                     Allow: components["headers"]["Allow"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3113,6 +3459,8 @@ export interface operations {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3123,6 +3471,8 @@ export interface operations {
             500: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3134,6 +3484,8 @@ export interface operations {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3155,6 +3507,8 @@ export interface operations {
             201: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3165,6 +3519,8 @@ export interface operations {
             400: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3176,6 +3532,8 @@ export interface operations {
                 headers: {
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3187,6 +3545,8 @@ export interface operations {
                 headers: {
                     Allow: components["headers"]["Allow"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3198,6 +3558,8 @@ export interface operations {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3208,6 +3570,8 @@ export interface operations {
             500: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3219,6 +3583,8 @@ export interface operations {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3242,6 +3608,8 @@ export interface operations {
             200: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3252,6 +3620,8 @@ export interface operations {
             400: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3263,6 +3633,8 @@ export interface operations {
                 headers: {
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3273,6 +3645,8 @@ export interface operations {
             404: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3284,6 +3658,8 @@ export interface operations {
                 headers: {
                     Allow: components["headers"]["Allow"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3295,6 +3671,8 @@ export interface operations {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3305,6 +3683,8 @@ export interface operations {
             500: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3316,6 +3696,8 @@ export interface operations {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3339,6 +3721,8 @@ export interface operations {
             200: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3349,6 +3733,8 @@ export interface operations {
             400: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3360,6 +3746,8 @@ export interface operations {
                 headers: {
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3370,6 +3758,8 @@ export interface operations {
             404: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3381,6 +3771,8 @@ export interface operations {
                 headers: {
                     Allow: components["headers"]["Allow"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3392,6 +3784,8 @@ export interface operations {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3402,6 +3796,8 @@ export interface operations {
             410: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3413,6 +3809,8 @@ export interface operations {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3423,6 +3821,8 @@ export interface operations {
             500: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3434,6 +3834,8 @@ export interface operations {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3457,6 +3859,8 @@ export interface operations {
             200: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3467,6 +3871,8 @@ export interface operations {
             400: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3478,6 +3884,8 @@ export interface operations {
                 headers: {
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3488,6 +3896,8 @@ export interface operations {
             404: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3499,6 +3909,8 @@ export interface operations {
                 headers: {
                     Allow: components["headers"]["Allow"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3510,6 +3922,8 @@ export interface operations {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3520,6 +3934,8 @@ export interface operations {
             410: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3531,6 +3947,8 @@ export interface operations {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3541,6 +3959,8 @@ export interface operations {
             500: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3552,6 +3972,8 @@ export interface operations {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3579,6 +4001,8 @@ export interface operations {
             201: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3589,6 +4013,8 @@ export interface operations {
             400: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3599,6 +4025,8 @@ export interface operations {
             404: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3610,6 +4038,8 @@ export interface operations {
                 headers: {
                     Allow: components["headers"]["Allow"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3620,6 +4050,8 @@ export interface operations {
             410: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3630,6 +4062,8 @@ export interface operations {
             415: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3641,6 +4075,8 @@ export interface operations {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3651,6 +4087,8 @@ export interface operations {
             500: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3680,6 +4118,8 @@ export interface operations {
             200: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3690,6 +4130,8 @@ export interface operations {
             400: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3700,6 +4142,8 @@ export interface operations {
             403: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3710,6 +4154,8 @@ export interface operations {
             404: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3721,6 +4167,8 @@ export interface operations {
                 headers: {
                     Allow: components["headers"]["Allow"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3732,6 +4180,8 @@ export interface operations {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3742,6 +4192,8 @@ export interface operations {
             410: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3752,6 +4204,8 @@ export interface operations {
             415: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3763,6 +4217,8 @@ export interface operations {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3773,6 +4229,8 @@ export interface operations {
             500: {
                 headers: {
                     Idempotency: components["headers"]["Idempotency"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {

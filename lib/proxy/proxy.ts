@@ -19,7 +19,7 @@ import { chunkBytes } from '../api/http/chunks';
 import { ApiError, deviceWiped, notFound } from '../api/errors';
 import type { ApiReply, ApiRequest } from '../api/http/exchange';
 import { HostPolicy } from '../api/http/hosts';
-import { RateLimiter } from '../api/http/rate-limit';
+import { addRateLimitFields, RateLimiter } from '../api/http/rate-limit';
 import { ROUTES, Router } from '../api/routes';
 
 export type ProxyConfig = Pick<
@@ -82,7 +82,8 @@ export function createProxy(config: ProxyConfig, log: Logger = console, options:
   const hosts = new HostPolicy(config);
   // RATE_LIMIT_* in this process's memory, per token as presented (the upstream decides whether it
   // is valid) and, once the upstream has refused a token (401), per client address.
-  const limits = config.rateLimits ? RateLimiter.memory(config.rateLimits, log) : null;
+  // Its policies are named proxy-token, … beside an upstream's own in the RateLimit fields.
+  const limits = config.rateLimits ? RateLimiter.memory(config.rateLimits, log, { policyPrefix: 'proxy-' }) : null;
   // Resumable uploads: staged on this instance's disk, delivered upstream as one POST /v1/files.
   const uploads = config.dataDir
     ? new UploadStaging(
@@ -105,7 +106,14 @@ export function createProxy(config: ProxyConfig, log: Logger = console, options:
   // The service's route table, read only for the template each request is logged under.
   const templates = new Router(ROUTES);
 
+  /** Every answer to a request this proxy counted says where the token stands here (after the upstream's items). */
   async function dispatch(request: ApiRequest): Promise<ApiReply> {
+    const answer = await answerFor(request);
+    if (request.quota) addRateLimitFields(answer.headers, request.quota);
+    return answer;
+  }
+
+  async function answerFor(request: ApiRequest): Promise<ApiReply> {
     // The device policy is this server's, never the upstream's.
     if (isDevicePolicyPath(request.path)) return serveDevicePolicy(request, config.devicePolicy ?? DEFAULT_DEVICE_POLICY);
     if (isDeviceClearPath(request.path)) return serveDeviceClear(request);
@@ -123,7 +131,7 @@ export function createProxy(config: ProxyConfig, log: Logger = console, options:
           return errorReply(deviceWiped());
         }
         assetBase = hosts.assetBase(request);
-        await limits?.forToken(request.header('authorization'), request.method);
+        if (limits) request.quota = await limits.forToken(request.header('authorization'), request.method);
       } catch (error) {
         if (error instanceof ApiError) return errorReply(error);
         throw error;

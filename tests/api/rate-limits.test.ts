@@ -7,11 +7,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, expectError, type CallResult } from '../helpers/api';
 import { startTestServer, TEST_TOKENS, type TestServer } from '../helpers/server';
 import { startTarget } from '../helpers/target';
+import { parseLimitList, type LimitItem } from '../../lib/sync/core/ratelimit-fields';
 
 const viaProxy = process.env.PARLEY_TEST_VIA_PROXY === '1';
 const postgres = process.env.PARLEY_TEST_POSTGRES === '1';
 
-const TOKENS = { ...TEST_TOKENS, carol: 'carol-test-token-5555555555', dave: 'dave-test-token-7777777777' };
+const TOKENS = { ...TEST_TOKENS, carol: 'carol-test-token-5555555555', dave: 'dave-test-token-7777777777', erin: 'erin-test-token-8888888888' };
 const PARLEY_TOKENS = Object.entries(TOKENS)
   .map(([user, token]) => `${user}:${token}`)
   .join(',');
@@ -94,6 +95,29 @@ describe('rate limits', () => {
     expect(again.body.data.filter((c: { contact_id: string }) => c.contact_id === 'refused-while-limited').length).toBe(create.status === 201 ? 1 : 0);
   });
 
+  it('every counted answer says where the token stands (RateLimit-Policy, RateLimit); the 429 says nothing is left until Retry-After', async () => {
+    const erin = as(TOKENS.erin);
+    const { before, limited } = await untilLimited(() => erin.get('/v1/conversations'));
+    const retryAfter = expectRateLimited(limited);
+    // Through the proxy its own items ("proxy-token") come after the upstream's.
+    const name = viaProxy ? 'proxy-token' : 'token';
+    const item = (field: string | null, policy = name): LimitItem | undefined => parseLimitList(field)?.find((i) => i.name === policy);
+    for (const r of [...before, limited!]) {
+      const policy = item(r.headers.get('ratelimit-policy'));
+      expect(policy && Object.fromEntries(policy.params)).toEqual({ q: 3, w: 1, 'parley-reserve': 4, 'parley-reserve-w': 60 });
+    }
+    // What is left now: the share of the moment and the reserve; the first request spent the share.
+    const left = before.map((r) => item(r.headers.get('ratelimit'))?.params.get('r'));
+    expect(left[0]).toBe(4);
+    for (const r of left) expect(r).toBeLessThanOrEqual(4);
+    expect(Math.min(...left.map(Number))).toBeLessThanOrEqual(1);
+    for (const r of before) expect(item(r.headers.get('ratelimit'))?.params.get('t')).toBeGreaterThanOrEqual(1);
+    // Refused: nothing left, for as long as Retry-After says.
+    const refused = item(limited!.headers.get('ratelimit'));
+    expect(refused?.params.get('r')).toBe(0);
+    expect(refused?.params.get('t')).toBe(retryAfter);
+  });
+
   it("another user's requests are not slowed or refused while one token is over its limit", async () => {
     const carol = as(TOKENS.carol);
     const { limited } = await untilLimited(() => carol.post('/v1/conversations', { json: { contact_id: `flood-${Math.random().toString(36).slice(2)}` } }));
@@ -127,6 +151,24 @@ describe('rate limits', () => {
   });
 });
 
+// Through the proxy, the proxy's own limits are always advertised.
+describe.skipIf(viaProxy)('a server without the ratelimit extension', () => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await startTarget({ env: { ...SMALL, PARLEY_EXTENSIONS: 'idempotency,me' } });
+  });
+  afterAll(() => s.stop());
+
+  it('limits as before, and says nothing of where the token stands', async () => {
+    const { before, limited } = await untilLimited(() => client(() => s.baseUrl, TOKENS.erin).get('/v1/conversations'));
+    expectRateLimited(limited);
+    for (const r of [...before, limited!]) {
+      expect(r.headers.get('ratelimit')).toBeNull();
+      expect(r.headers.get('ratelimit-policy')).toBeNull();
+    }
+  });
+});
+
 describe('the write cap (RATE_LIMIT_WRITES_PER_SECOND)', () => {
   // A generous share for everything, but at most 2 writes a second per token (1 per 500 ms window).
   const WRITE_CAP = { RATE_LIMIT_PER_SECOND: '1000', RATE_LIMIT_BURST: '0', RATE_LIMIT_WRITES_PER_SECOND: '2' };
@@ -149,6 +191,10 @@ describe('the write cap (RATE_LIMIT_WRITES_PER_SECOND)', () => {
     expect(created).toBeLessThanOrEqual(2); // a window or two may pass while the eight arrive
     for (const r of writes.filter((w) => w.status !== 201)) expectRateLimited(r);
     for (const r of reads) expect(r.status).toBe(200);
+    // A write's answer says where the token's writes stand too; a read's does not.
+    const writesItem = (r: CallResult) => parseLimitList(r.headers.get('ratelimit-policy'))?.find((i) => i.name === (viaProxy ? 'proxy-writes' : 'writes'));
+    expect(Object.fromEntries(writesItem(writes.find((w) => w.status === 201)!)?.params ?? [])).toEqual({ q: 2, w: 1 });
+    expect(writesItem(reads[0]!)).toBeUndefined();
     // Refused writes did nothing: exactly the created ones exist.
     const listed = (await alice.get('/v1/conversations?limit=100')).body.data.filter((c: { contact_id: string }) => contacts.includes(c.contact_id));
     expect(listed).toHaveLength(created);

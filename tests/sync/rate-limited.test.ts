@@ -2,7 +2,8 @@
 // A device whose token is over the server's rate limit (a REAL server with a tiny limit, not a
 // synthetic 429) backs off for Retry-After and resumes BY ITSELF: the engine runs on its own
 // timers (a real clock, start()), nobody calls syncOnce or advances time, and every queued change
-// arrives exactly once.
+// arrives exactly once. The server's RateLimit fields are taken out on the way: this is the way of a
+// server without them (tests/sync/paced.test.ts has a sync told them, which is not refused).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Clock } from '../../lib/sync/core/clock';
 import type { FetchLike } from '../../lib/sync/core/http';
@@ -39,7 +40,10 @@ describe('rate limited by a real server', () => {
     const recording = (inner: FetchLike): FetchLike => async (input, init) => {
       const response = await inner(input, init);
       statuses.push({ status: response.status, retryAfter: response.headers.get('retry-after') });
-      return response;
+      const headers = new Headers(response.headers);
+      headers.delete('ratelimit');
+      headers.delete('ratelimit-policy');
+      return new Response(await response.arrayBuffer(), { status: response.status, statusText: response.statusText, headers });
     };
     // The harness's network, without faults; only its answers are noted.
     const probe = makeDevice(server.baseUrl, TEST_TOKENS.alice);

@@ -19,7 +19,7 @@ describe('PARLEY_EXTENSIONS', () => {
   });
 
   it('PARLEY_DISABLE_IDEMPOTENCY=1 still means "all but idempotency"', () => {
-    expect(names({ PARLEY_DISABLE_IDEMPOTENCY: '1' })).toEqual(['devices', 'events', 'me', 'uploads']);
+    expect(names({ PARLEY_DISABLE_IDEMPOTENCY: '1' })).toEqual(['devices', 'events', 'me', 'ratelimit', 'uploads']);
     expect(names({ PARLEY_DISABLE_IDEMPOTENCY: '1', PARLEY_EXTENSIONS: 'idempotency,me' })).toEqual(['me']);
   });
 });

@@ -5,6 +5,7 @@
 import { Readable } from 'node:stream';
 import type { RequestContext } from './log';
 import type { AuditNote } from '../domain/audit';
+import type { QuotaReading } from './rate-limit';
 
 export interface ApiRequest {
   method: string;
@@ -34,6 +35,8 @@ export interface ApiRequest {
   remoteAddress?: string | null;
   /** The request's audit entry, set by the service once it is authenticated (absent: not audited). */
   audit?: AuditNote;
+  /** Where its token (or address) stands once the request is counted: the answer's RateLimit fields. */
+  quota?: QuotaReading[];
 }
 
 export interface ApiReply {

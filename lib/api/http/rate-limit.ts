@@ -1,11 +1,17 @@
 // Rate limits (../shared/API.md, "Limits"): a token bucket per bearer token, and per client
 // address for /v1 requests without a valid token. Over it: 429 rate_limited with Retry-After.
 //
-// The bucket is rate-limiter-flexible's BurstyRateLimiter: `perSecond` requests in every second,
-// and once a second's share is spent a reserve of `burst` more, refilled every `burstSeconds`,
+// The bucket is rate-limiter-flexible's BurstyRateLimiter, composed here: `perSecond` requests in
+// every second, and once a second's share is spent a reserve of `burst` more, refilled every `burstSeconds`,
 // spent at no more than `peakPerSecond` (a flood's reserve would otherwise land on the server in
 // one second). A legitimate burst (an initial sync, a replay of a queue built offline) spends the
 // reserve and is not slowed; a flood settles at `perSecond`.
+//
+// What the bucket says of a key is advertised on the answer (RateLimit-Policy and RateLimit,
+// draft-ietf-httpapi-ratelimit-headers; README "Rate limit fields"): the sustained share as the
+// policy's quota per second, and as the key's available quota what it may spend now (the rest of
+// the current ~100 ms share and of the reserve), so a client can pace itself under the limit
+// instead of meeting it (lib/sync/core/pace.ts).
 //
 // Where the counts live: in this process's memory (SQLite: one instance), or — with DATABASE_URL
 // — in an UNLOGGED PostgreSQL table every instance on that database shares (no WAL, no fsync: a
@@ -16,7 +22,6 @@
 import { createHash } from 'node:crypto';
 import { isIPv6 } from 'node:net';
 import {
-  BurstyRateLimiter,
   RateLimiterMemory,
   RateLimiterPostgres,
   RateLimiterRes,
@@ -33,22 +38,79 @@ const PURGE_MS = 5 * 60_000;
 const MAX_HOLD_MS = 1000;
 const MAX_TOLD = 100_000;
 
+/** A limit as RateLimit-Policy states it: `quota` requests per `window` seconds, and the reserve beyond it. */
+export interface QuotaPolicy {
+  /** The policy's name in both fields (`token`, `writes`, `address`, …; a proxy's are `proxy-…`). */
+  name: string;
+  quota: number;
+  window: number;
+  /** RATE_LIMIT_BURST per RATE_LIMIT_BURST_SECONDS, spent once the sustained share of the moment is. */
+  reserve: { quota: number; window: number } | null;
+}
+
+/** A key's standing under one policy once a request is counted: the RateLimit field's item. */
+export interface QuotaReading {
+  policy: QuotaPolicy;
+  /** Requests the key may send now without a refusal (`r`): the rest of the current share and of the reserve. */
+  remaining: number;
+  /** Seconds, at least 1, within which it should send no more than `remaining` (`t`). */
+  seconds: number;
+}
+
+/** What a bucket's count left of a key. */
+interface Left {
+  remaining: number;
+  msBeforeNext: number;
+}
+
 interface Bucket {
-  consume(key: string): Promise<unknown>;
+  policy: QuotaPolicy;
+  /** Counts one request; rejects with a RateLimiterRes (msBeforeNext) when the key is over. */
+  consume(key: string): Promise<Left>;
 }
 
 type Logger = Pick<Console, 'error'>;
 
-/** The answer for a key over its limit; Retry-After in whole seconds, at least 1. */
-export function rateLimited(msBeforeNext: number, what: 'token' | 'address'): ApiError {
+/**
+ * The answer for a key over its limit; Retry-After in whole seconds, at least 1, and with the
+ * policy it broke, the fields saying nothing is left until then.
+ */
+export function rateLimited(msBeforeNext: number, what: 'token' | 'address', policy: QuotaPolicy | null = null): ApiError {
   const seconds = Math.max(1, Math.ceil(msBeforeNext / 1000));
   return new ApiError(
     'rate_limited',
     `Too many requests ${what === 'token' ? 'with this token' : 'without a valid token from this address'}; retry after ${seconds} s`,
     undefined,
     {},
-    { 'Retry-After': String(seconds) },
+    { 'Retry-After': String(seconds), ...(policy ? rateLimitFields([{ policy, remaining: 0, seconds }]) : {}) },
   );
+}
+
+/**
+ * The fields for an answer (structured-field Lists, one item per policy): e.g.
+ * `RateLimit-Policy: "token";q=100;w=1;parley-reserve=2000;parley-reserve-w=60` and
+ * `RateLimit: "token";r=1987;t=1`. Nothing when nothing was counted.
+ */
+export function rateLimitFields(readings: readonly QuotaReading[]): Record<string, string> {
+  if (readings.length === 0) return {};
+  const policy = ({ name, quota, window, reserve }: QuotaPolicy) =>
+    `"${name}";q=${quota};w=${window}${reserve ? `;parley-reserve=${reserve.quota};parley-reserve-w=${reserve.window}` : ''}`;
+  return {
+    'RateLimit-Policy': readings.map((r) => policy(r.policy)).join(', '),
+    RateLimit: readings.map((r) => `"${r.policy.name}";r=${r.remaining};t=${r.seconds}`).join(', '),
+  };
+}
+
+/**
+ * Adds the fields to an answer that may carry some already (a proxied upstream's): both are
+ * Lists, so this instance's items are appended to the upstream's, whatever their case.
+ */
+export function addRateLimitFields(headers: Record<string, string>, readings: readonly QuotaReading[]): void {
+  for (const [name, value] of Object.entries(rateLimitFields(readings))) {
+    const present = Object.keys(headers).find((key) => key.toLowerCase() === name.toLowerCase());
+    if (present === undefined) headers[name] = value;
+    else headers[present] = `${headers[present]}, ${value}`;
+  }
 }
 
 /** The token of `Authorization: Bearer <token>` as the Authenticator reads it, or null. */
@@ -86,9 +148,36 @@ export interface RateLimiterOptions {
   pool?: PgLikePool | null;
 }
 
+/**
+ * The reserve each key has left, as this instance last counted it: a request within the
+ * sustained share does not touch the reserve, so what it left is told from here rather than read
+ * again (a query per request on PostgreSQL). Other instances' spending is not seen: a hint.
+ */
+class ReserveMemo {
+  private readonly left = new Map<string, { remaining: number; until: number }>();
+  constructor(private readonly full: number) {}
+
+  note(key: string, res: RateLimiterRes): void {
+    if (this.left.size >= MAX_TOLD) this.left.clear();
+    this.left.set(key, { remaining: res.remainingPoints, until: Date.now() + res.msBeforeNext });
+  }
+
+  of(key: string): number {
+    const seen = this.left.get(key);
+    return seen && seen.until > Date.now() ? seen.remaining : this.full;
+  }
+}
+
 export interface PgLikePool {
   query(config: { text: string; values?: unknown[]; name?: string }): Promise<{ rows: unknown[] }>;
   end?(): Promise<void>;
+}
+
+export interface LimiterOptions {
+  /** The policies' names: the embedded server's, or a proxy's own (`proxy-token`, …) beside its upstream's. */
+  policyPrefix?: string;
+  /** Its 429s carry the RateLimit fields (the `ratelimit` extension; default true). */
+  advertise?: boolean;
 }
 
 export class RateLimiter {
@@ -104,11 +193,17 @@ export class RateLimiter {
   /** Keys refused lately, and until when their Retry-After told them to wait. */
   private readonly told = new Map<string, number>();
 
+  private readonly prefix: string;
+  private readonly advertise: boolean;
+
   private constructor(
     limits: RateLimits,
     private readonly pool: PgLikePool | null,
     private readonly log: Logger,
+    options: LimiterOptions = {},
   ) {
+    this.prefix = options.policyPrefix ?? '';
+    this.advertise = options.advertise ?? true;
     if (pool) {
       this.store = {
         query: (config) =>
@@ -123,26 +218,26 @@ export class RateLimiter {
       this.timer = setInterval(() => void this.purge(), PURGE_MS);
       this.timer.unref();
     }
-    this.token = this.bucket('tok', limits.token);
-    this.writes = limits.writesPerSecond > 0 ? this.cap('wr', limits.writesPerSecond) : null;
-    this.anonymous = this.bucket('adr', limits.anonymous);
+    this.token = this.bucket('tok', 'token', limits.token);
+    this.writes = limits.writesPerSecond > 0 ? this.cap('wr', 'writes', limits.writesPerSecond) : null;
+    this.anonymous = this.bucket('adr', 'address', limits.anonymous);
     // Pairing codes redeemed per address: a flat count per minute (what bounds guessing a code).
     const perMinute = limits.pairingPerMinute ?? 0;
-    this.pairing = perMinute > 0 ? this.limiter('pair', { points: perMinute, duration: 60 }) : null;
+    this.pairing = perMinute > 0 ? this.flat('pair', 'pairing', perMinute) : null;
     // Steps of a single sign-on per address: a flat count per minute as well.
     const signIns = limits.signInPerMinute ?? 0;
-    this.signIn = signIns > 0 ? this.limiter('sso', { points: signIns, duration: 60 }) : null;
+    this.signIn = signIns > 0 ? this.flat('sso', 'sign-in', signIns) : null;
   }
 
-  /** In this process's memory (one instance; the proxy). */
-  static memory(limits: RateLimits, log: Logger = console): RateLimiter {
-    return new RateLimiter(limits, null, log);
+  /** In this process's memory (one instance; the proxy, whose policies are named `proxy-…`). */
+  static memory(limits: RateLimits, log: Logger = console, options: LimiterOptions = {}): RateLimiter {
+    return new RateLimiter(limits, null, log, options);
   }
 
   /** In memory; or in PostgreSQL at `databaseUrl`, shared by every instance on that database. */
-  static async open(limits: RateLimits, databaseUrl: string | null, log: Logger = console): Promise<RateLimiter> {
+  static async open(limits: RateLimits, databaseUrl: string | null, log: Logger = console, options: LimiterOptions = {}): Promise<RateLimiter> {
     if (!databaseUrl || (limits.token.perSecond === 0 && limits.anonymous.perSecond === 0 && !limits.pairingPerMinute && !limits.signInPerMinute)) {
-      return new RateLimiter(limits, null, log);
+      return new RateLimiter(limits, null, log, options);
     }
     const pg = await import('pg');
     const Pool = pg.default?.Pool ?? pg.Pool;
@@ -162,19 +257,22 @@ export class RateLimiter {
       await pool.end();
       throw error;
     }
-    return new RateLimiter(limits, pool, log);
+    return new RateLimiter(limits, pool, log, options);
   }
 
   /**
    * A /v1 request with a valid token: throws 429 rate_limited once the token is over its limit
-   * (`method`: a write also counts against the token's write cap).
+   * (`method`: a write also counts against the token's write cap). Returns where the token
+   * stands, for the answer's RateLimit fields (`rateLimitFields`).
    */
-  async forToken(authorization: string | null, method = 'GET'): Promise<void> {
+  async forToken(authorization: string | null, method = 'GET'): Promise<QuotaReading[]> {
     const token = bearerToken(authorization);
-    if (!this.token || token === null) return;
+    if (!this.token || token === null) return [];
     const key = tokenKey(token);
-    if (this.writes && WRITES.has(method)) await this.consume(this.writes, key, 'token');
-    await this.consume(this.token, key, 'token');
+    const readings: QuotaReading[] = [];
+    if (this.writes && WRITES.has(method)) readings.push(...(await this.consume(this.writes, key, 'token')));
+    readings.push(...(await this.consume(this.token, key, 'token')));
+    return readings;
   }
 
   /**
@@ -196,9 +294,9 @@ export class RateLimiter {
    * single sign-on is offered: the limit of requests without a valid token). Throws 429
    * rate_limited over it.
    */
-  async forAddress(kind: 'pairing' | 'sign-in' | 'address', remoteAddress: string | null | undefined): Promise<void> {
+  async forAddress(kind: 'pairing' | 'sign-in' | 'address', remoteAddress: string | null | undefined): Promise<QuotaReading[]> {
     const bucket = kind === 'pairing' ? this.pairing : kind === 'sign-in' ? this.signIn : this.anonymous;
-    if (bucket) await this.consume(bucket, addressKey(remoteAddress), 'address');
+    return bucket ? this.consume(bucket, addressKey(remoteAddress), 'address') : [];
   }
 
   /** A request refused for its token (401), counted against its address: the 429 to answer instead, or null. */
@@ -227,9 +325,10 @@ export class RateLimiter {
    * a flood's many connections would all wake at the start of the next ~100 ms window and spend its
    * share there as one burst, ten writes back to back ahead of whoever else asked then (bench, flood).
    */
-  private async consume(bucket: Bucket, key: string, what: 'token' | 'address'): Promise<void> {
+  private async consume(bucket: Bucket, key: string, what: 'token' | 'address'): Promise<QuotaReading[]> {
     try {
-      await bucket.consume(key);
+      const left = await bucket.consume(key);
+      return [{ policy: bucket.policy, remaining: left.remaining, seconds: Math.max(1, Math.ceil(left.msBeforeNext / 1000)) }];
     } catch (error) {
       if (error instanceof RateLimiterRes) {
         const now = Date.now();
@@ -237,44 +336,75 @@ export class RateLimiter {
         const until = this.told.get(toldKey);
         if (until !== undefined && until > now) {
           await new Promise((resolve) => setTimeout(resolve, MAX_HOLD_MS));
-          throw rateLimited(Math.max(0, until - Date.now()), what);
+          throw rateLimited(Math.max(0, until - Date.now()), what, this.advertise ? bucket.policy : null);
         }
-        const answer = rateLimited(error.msBeforeNext, what);
+        const answer = rateLimited(error.msBeforeNext, what, this.advertise ? bucket.policy : null);
         if (this.told.size >= MAX_TOLD) this.told.clear();
         this.told.set(toldKey, now + Number(answer.headers['Retry-After']) * 1000);
         throw answer;
       }
       // Neither the store nor the insurance answered: a limit that cannot be counted lets the request through.
       this.log.error('[parley] rate limits: could not count a request:', error instanceof Error ? error.message : error);
+      return [];
     }
   }
 
-  private bucket(prefix: string, limit: RateLimit): Bucket | null {
+  private bucket(prefix: string, name: string, limit: RateLimit): Bucket | null {
     if (limit.perSecond === 0) return null;
+    const reserve = limit.burst > 0 ? { quota: limit.burst, window: limit.burstSeconds } : null;
+    const policy: QuotaPolicy = { name: this.prefix + name, quota: limit.perSecond, window: 1, reserve };
     // The steady share in windows of about 100 ms (e.g. 10 per 100 ms for 100/s), not 1 s: a flood
     // then trickles in evenly instead of landing all at once at the start of every second.
     // Whole milliseconds: the PostgreSQL store keeps its expiry as a bigint.
     const points = Math.max(1, Math.round(limit.perSecond / 10));
     const steady = this.limiter(`${prefix}`, { points, duration: Math.ceil((points * 1000) / limit.perSecond) / 1000 });
-    if (limit.burst === 0) return steady;
-    const bursty = new BurstyRateLimiter(steady, this.limiter(`${prefix}b`, { points: limit.burst, duration: limit.burstSeconds }));
-    if (limit.peakPerSecond === 0) return bursty;
+    // Beyond the share of the moment, the reserve (what rate-limiter-flexible's BurstyRateLimiter
+    // does, here so that what the reserve has left is known for the fields).
+    const burst = reserve ? this.limiter(`${prefix}b`, { points: reserve.quota, duration: reserve.window }) : null;
+    const memo = new ReserveMemo(reserve?.quota ?? 0);
+    const bursty = async (key: string): Promise<Left> => {
+      try {
+        const res = await steady.consume(key);
+        return { remaining: res.remainingPoints + memo.of(key), msBeforeNext: res.msBeforeNext };
+      } catch (refused) {
+        if (!burst || !(refused instanceof RateLimiterRes)) throw refused;
+        try {
+          const res = await burst.consume(key);
+          memo.note(key, res);
+          return { remaining: res.remainingPoints, msBeforeNext: refused.msBeforeNext };
+        } catch (spent) {
+          if (!(spent instanceof RateLimiterRes)) throw spent;
+          memo.note(key, spent);
+          throw new RateLimiterRes(0, Math.min(refused.msBeforeNext, spent.msBeforeNext));
+        }
+      }
+    };
+    if (!reserve || limit.peakPerSecond === 0) return { policy, consume: bursty };
     // The reserve is spent at no more than the peak rate: in this instance's memory (it is this
     // process's CPU it protects), in windows of ~100 ms like the steady share.
     const peakPoints = Math.max(1, Math.round(limit.peakPerSecond / 10));
     const peak = new RateLimiterMemory({ keyPrefix: `${prefix}p`, points: peakPoints, duration: Math.ceil((peakPoints * 1000) / limit.peakPerSecond) / 1000 });
     return {
+      policy,
       consume: async (key) => {
-        await peak.consume(key);
-        return bursty.consume(key);
+        const fast = await peak.consume(key);
+        const left = await bursty(key);
+        return { remaining: Math.min(left.remaining, fast.remainingPoints), msBeforeNext: left.msBeforeNext };
       },
     };
   }
 
   /** A flat cap of `perSecond` in this instance's memory, counted in ~100 ms windows. */
-  private cap(prefix: string, perSecond: number): Bucket {
+  private cap(prefix: string, name: string, perSecond: number): Bucket {
     const points = Math.max(1, Math.round(perSecond / 10));
-    return new RateLimiterMemory({ keyPrefix: prefix, points, duration: Math.ceil((points * 1000) / perSecond) / 1000 });
+    const limiter = new RateLimiterMemory({ keyPrefix: prefix, points, duration: Math.ceil((points * 1000) / perSecond) / 1000 });
+    return { policy: { name: this.prefix + name, quota: perSecond, window: 1, reserve: null }, consume: (key) => counted(limiter, key) };
+  }
+
+  /** A flat count per minute (pairing, sign-in steps), shared like the others. */
+  private flat(prefix: string, name: string, perMinute: number): Bucket {
+    const limiter = this.limiter(prefix, { points: perMinute, duration: 60 });
+    return { policy: { name: this.prefix + name, quota: perMinute, window: 60, reserve: null }, consume: (key) => counted(limiter, key) };
   }
 
   private limiter(keyPrefix: string, options: { points: number; duration: number }): RateLimiterAbstract {
@@ -300,6 +430,11 @@ export class RateLimiter {
       // Not critical: the next pass removes them.
     }
   }
+}
+
+async function counted(limiter: RateLimiterAbstract, key: string): Promise<Left> {
+  const res = await limiter.consume(key);
+  return { remaining: res.remainingPoints, msBeforeNext: res.msBeforeNext };
 }
 
 /** The counts' table: UNLOGGED (no WAL); created by whichever instance comes first. */

@@ -56,6 +56,18 @@ export const HEADERS = {
     description: 'true on a response replayed for a repeated Idempotency-Key (the first response for that key and user, stored 24 h)',
     schema: { type: 'string', const: 'true' },
   },
+  'RateLimit-Policy': {
+    description:
+      'Extension (draft-ietf-httpapi-ratelimit-headers): the limit the request was counted against, e.g. "token";q=100;w=1;parley-reserve=2000;parley-reserve-w=60 ' +
+      '(RATE_LIMIT_PER_SECOND sustained, and RATE_LIMIT_BURST in reserve per RATE_LIMIT_BURST_SECONDS, spent once the share of the moment is). On every answer to a counted request.',
+    schema: { type: 'string' },
+  },
+  RateLimit: {
+    description:
+      'Extension (draft-ietf-httpapi-ratelimit-headers): what the token may still send now, e.g. "token";r=1987;t=1 (the rest of the current share and of the reserve; ' +
+      'r=0 with Retry-After on a 429). A client that keeps a margin and then sends at most q per w seconds is not refused.',
+    schema: { type: 'string' },
+  },
   'Retry-After': { description: 'Seconds to wait before retrying the same request (with the same Idempotency-Key).', schema: { type: 'integer', minimum: 1 } },
   'WWW-Authenticate': { description: 'The scheme to authenticate with: Bearer realm="parley"', schema: { type: 'string', pattern: '^Bearer' } },
   Allow: { description: 'The methods the path takes, comma-separated', schema: { type: 'string' } },

@@ -5,6 +5,7 @@
 import { safeParse, type core } from 'zod/mini';
 import { classify, type Outcome } from './classify';
 import { errorField } from './errors';
+import type { Pacer } from './pace';
 
 export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>;
 
@@ -21,6 +22,11 @@ export interface HttpDeps {
   isOffline?: () => boolean;
   /** Called with every response's headers, before the body is read (e.g. to learn the server's extensions). */
   onResponse?: (headers: Headers) => void | Promise<void>;
+  /**
+   * Spreads requests under the server's rate limit as its answers tell it (pace.ts): each request
+   * waits its turn, each answer is shown to it. Without it requests go as fast as they come.
+   */
+  pacer?: Pacer;
   /**
    * Sends a multipart upload and reports bytes sent (fetch cannot report upload progress; the
    * worker passes an XMLHttpRequest-based one). Default: `fetch`, with no progress.
@@ -79,6 +85,13 @@ export async function call<T>(deps: HttpDeps, spec: RequestSpec, schema: core.$Z
   }
   if (spec.idempotencyKey) headers['Idempotency-Key'] = spec.idempotencyKey;
 
+  // The server's limit leaves nothing for a while yet: not sent, answered as the server would.
+  const heldMs = deps.pacer ? await deps.pacer.turn() : 0;
+  if (heldMs > 0) {
+    const seconds = Math.ceil(heldMs / 1000);
+    return { kind: 'rate_limited', retryAfter: String(seconds), message: `The server's rate limit leaves nothing for ${seconds} s` };
+  }
+
   const stall = spec.form && deps.upload && spec.stallMs ? new StallTimer(spec.stallMs) : null;
   let response: Response;
   let text: string;
@@ -99,6 +112,7 @@ export async function call<T>(deps: HttpDeps, spec: RequestSpec, schema: core.$Z
       const message = cause instanceof Error ? cause.message : String(cause);
       return { kind: 'network', message, unreachable: !stall?.reason() && (couldNotConnect(error) || deps.isOffline?.() === true) };
     }
+    deps.pacer?.observe(response.status, response.headers);
     await deps.onResponse?.(response.headers);
 
     try {

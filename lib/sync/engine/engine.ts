@@ -17,6 +17,7 @@ import { INITIAL_STATUS, updateStatus } from './status';
 import { INITIAL_SCHEDULE, nextRun, timerDelay, type ScheduleContext, type ScheduleState } from './schedule';
 import { isConnectionLost, reopen } from '../core/storage';
 import { realClock, type Clock } from '../core/clock';
+import { Pacer } from '../core/pace';
 
 export interface EngineDeps {
   db: ParleyDb;
@@ -122,6 +123,8 @@ export class SyncEngine {
   /** Whether the server's Idempotency header has been recorded already (saves a meta write per response). */
   private idempotencyRecorded = false;
   private readonly reconnect: { baseMs: number; maxMs: number };
+  /** Every request of this engine (pull and replay) under the server's rate limit, as its answers tell it. */
+  private readonly pacer: Pacer;
   /** Bytes sent of the uploads in flight, written for the UI at most twice a second. */
   private readonly progress: UploadProgressWriter;
   // ---- The stuck-queue watchdog (checkStuck) ----
@@ -157,6 +160,7 @@ export class SyncEngine {
     this.withLock = deps.withLock ?? ((fn) => fn());
     this.backoff = deps.backoff ?? { baseMs: 1_000, maxMs: 5 * 60_000 };
     this.reconnect = deps.reconnect ?? { baseMs: 1_000, maxMs: 5_000 };
+    this.pacer = new Pacer(this.clock);
     this.progress = new UploadProgressWriter(deps.db, this.clock);
     this.stuckAfterMs = deps.stuckAfterMs ?? 3 * 60_000;
     this.movedAt = this.clock.now();
@@ -273,6 +277,7 @@ export class SyncEngine {
       upload,
       isOffline: () => this.browserOffline,
       onResponse: (headers) => this.noteServer(headers),
+      pacer: this.pacer,
     };
   }
 

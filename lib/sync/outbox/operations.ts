@@ -107,10 +107,5 @@ export function backoffDelay(attempts: number, random: () => number, baseMs: num
   return Math.round(exp / 2 + (random() * exp) / 2);
 }
 
-/** Retry-After as delta-seconds or an HTTP date; null when absent or unreadable. */
-export function retryAfterMs(header: string | null, nowMs: number): number | null {
-  if (!header) return null;
-  if (/^\d+$/.test(header.trim())) return Number(header.trim()) * 1000;
-  const at = Date.parse(header);
-  return Number.isNaN(at) ? null : Math.max(0, at - nowMs);
-}
+/** Retry-After as delta-seconds or an HTTP date (read one way, with the pacing: core/pace.ts). */
+export { retryAfterMs } from '../core/pace';
