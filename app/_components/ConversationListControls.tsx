@@ -1,7 +1,8 @@
 'use client';
 // The conversations list's quick filters and order: chips a thumb can hit (Pinned, Muted, Archived,
 // Groups, Contacts) instead of selects, and an order picked by name (recent activity, recently
-// opened, name) rather than by column headers a phone does not show.
+// opened, name) rather than by column headers a phone (or a wide screen's list beside a
+// conversation) does not show.
 import type { SortingState } from '@tanstack/react-table';
 import type { ConversationFilters } from '@/lib/view/conversations';
 

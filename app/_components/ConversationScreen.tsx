@@ -16,7 +16,8 @@ import { followAlias, hrefFor, navigate } from './router';
 import { useSession } from './session-context';
 import { UploadProgressMark } from './UploadProgress';
 
-export function ConversationScreen({ id }: { id: string }) {
+/** `inPane`: beside the list on a wide screen (no way back to it needed; ParleyApp). */
+export function ConversationScreen({ id, inPane = false }: { id: string; inPane?: boolean }) {
   const { connection } = useSession();
   const { db, client } = connection;
   const conversation = useLiveQuery(() => conversationById(db, id), [db, id], null);
@@ -47,13 +48,21 @@ export function ConversationScreen({ id }: { id: string }) {
       </section>
     );
   }
-  return <OpenConversation conversation={conversation} files={files} onDevice={onDevice} />;
+  return <OpenConversation conversation={conversation} files={files} onDevice={onDevice} inPane={inPane} />;
 }
 
 /** The page of a conversation that is here; its files while they are read (undefined) too. */
-function OpenConversation({ conversation, files, onDevice }: { conversation: ConversationView; files: FileView[] | undefined; onDevice: Set<string> | undefined }) {
+function OpenConversation({ conversation, files, onDevice, inPane }: { conversation: ConversationView; files: FileView[] | undefined; onDevice: Set<string> | undefined; inPane: boolean }) {
   const { client } = useSession().connection;
   const { id } = conversation;
+  const heading = useRef<HTMLHeadingElement>(null);
+  // Chosen in the list beside it (the focus on its row's link, now the current page): the focus
+  // follows to this pane's heading, so the keyboard and a screen reader go on from what was
+  // opened. Not for any other way here (back, forward, a new id for the same conversation):
+  // the focus stays where the user has it, e.g. typing a search.
+  useEffect(() => {
+    if (inPane && document.activeElement?.matches('.conversations-screen a[aria-current="page"]')) heading.current?.focus();
+  }, [inPane]);
   const [uploadError, setUploadError] = useState<string | null>(null);
   const { run, alert } = useAction();
   // The file the pinned message was last shown as (its row marked).
@@ -91,18 +100,32 @@ function OpenConversation({ conversation, files, onDevice }: { conversation: Con
     row?.scrollIntoView({ block: 'center', behavior: matchMedia('(prefers-reduced-motion: reduce)').matches ? 'auto' : 'smooth' });
   }
 
-  // Content first: the head, one bar of actions (the permanent delete is in the head's "More
-  // actions", away from them), the pinned message, then the files — on a phone within the first
-  // third of the screen (content-first.spec).
+  // Content first: the head (the name, and under it the kind and what "Keep offline" has done),
+  // one bar of actions (the permanent delete is in the head's "More actions", away from them),
+  // the pinned message, then the files — on a phone within the first third of the screen
+  // (content-first.spec).
   return (
     <section className="screen conversation" aria-labelledby="conversation-title">
       <div className="screen-head">
-        <a className="icon-button" href="/" aria-label="Back to conversations" onClick={(e) => { e.preventDefault(); navigate({ name: 'conversations' }); }}>
-          <Icon name="back" />
-        </a>
-        <h1 id="conversation-title">
-          <span className="kind">{conversation.group_id !== null ? 'Group' : 'Contact'}</span> {title}
-        </h1>
+        {!inPane && (
+          <a className="icon-button" href="/" aria-label="Back to conversations" onClick={(e) => { e.preventDefault(); navigate({ name: 'conversations' }); }}>
+            <Icon name="back" />
+          </a>
+        )}
+        <div className="head-text">
+          <h1 id="conversation-title" ref={heading} tabIndex={-1}>
+            {title}
+          </h1>
+          <p className="head-line">
+            <span className="kind">{conversation.group_id !== null ? 'Group' : 'Contact'}</span>
+            {keep.state && (
+              <>
+                <span aria-hidden="true"> · </span>
+                {keep.state}
+              </>
+            )}
+          </p>
+        </div>
         {mark && <span className={`mark ${conversation.syncState}`}>{mark}</span>}
         <ConversationMore conversation={conversation} actions={actions} />
       </div>
@@ -132,10 +155,7 @@ function OpenConversation({ conversation, files, onDevice }: { conversation: Con
         </button>
       )}
 
-      <div className="list-head">
-        <h2>Files</h2>
-        {keep.state}
-      </div>
+      <h2 className="visually-hidden">Files</h2>
       {files === undefined ? (
         <p className="empty">Loading…</p>
       ) : sorted.length === 0 ? (
@@ -148,7 +168,7 @@ function OpenConversation({ conversation, files, onDevice }: { conversation: Con
             return (
               <li key={f.id} data-file-id={f.id} className={classes || undefined}>
                 <span className="file-name">
-                  <FileLink file={f} />
+                  <FileLink file={f} conversationId={id} />
                   {f.syncState !== 'synced' && <span className={`mark ${f.syncState}`}>{f.syncState === 'pending' ? 'unsynced' : 'failed'}</span>}
                   {f.syncState === 'pending' && <UploadProgressMark fileId={f.id} />}
                   {onDevice?.has(f.id) && <OnDeviceMark />}
@@ -186,7 +206,8 @@ function OpenConversation({ conversation, files, onDevice }: { conversation: Con
  * (lib/offline/downloader.ts), or the sync worker on a device with a lock (sealed-downloads.ts),
  * and kept out of eviction. Pinned conversations are kept unless the
  * Device screen's setting says otherwise; the toggle is the user's own choice and wins.
- * Its button goes in the action bar, what it has done beside the list's heading.
+ * Its button goes in the action bar; what it has done (how many files are on the device) under the
+ * name in the head, once kept. Not kept, the button's description says what it would do.
  */
 function useKeepOffline(conversation: ConversationView, fileCount: number): { button: ReactNode; state: ReactNode } {
   const { connection } = useSession();
@@ -206,7 +227,8 @@ function useKeepOffline(conversation: ConversationView, fileCount: number): { bu
         <button
           type="button"
           aria-pressed={kept}
-          title={kept ? 'Stop keeping this conversation’s files on this device' : 'Download this conversation’s files to open them with no network'}
+          aria-describedby={kept ? 'keep-offline-state' : undefined}
+          title={kept ? 'Stop keeping this conversation’s files on this device' : 'Files are kept on this device only once opened: download them all to open them with no network'}
           onClick={() => void run(kept ? 'stop keeping the files offline' : 'keep the files offline', () => setKeepOffline(db, id, !kept))}
         >
           <Icon name="download" />
@@ -215,11 +237,9 @@ function useKeepOffline(conversation: ConversationView, fileCount: number): { bu
         {alert}
       </>
     ),
-    state: (
-      <span className="keep-offline-state" data-testid="keep-offline-state">
-        {kept
-          ? `${Math.min(onDevice, fileCount)} of ${fileCount} files on this device${choice === undefined ? ' (pinned)' : ''}`
-          : 'Files are kept on this device only once opened'}
+    state: kept && (
+      <span id="keep-offline-state" data-testid="keep-offline-state">
+        {`${Math.min(onDevice, fileCount)} of ${fileCount} files on this device${choice === undefined ? ' (pinned)' : ''}`}
       </span>
     ),
   };

@@ -29,6 +29,8 @@ import { useSettled } from './useSettled';
 
 /** Ids of the rows a search found only by forgiving typos: marked, so none is taken for the name typed. */
 const CloseMatches = createContext<ReadonlySet<string>>(new Set());
+/** The conversation open beside the list (two panes): its row's link is the current page. */
+const Selected = createContext<string | null>(null);
 
 function SyncMark({ state }: { state: ConversationView['syncState'] }) {
   const mark = syncMark(state);
@@ -43,12 +45,14 @@ function SyncMark({ state }: { state: ConversationView['syncState'] }) {
 /**
  * A row as a messaging app shows it, legible at 390 px: the whole name (wrapping onto as many
  * lines as it needs) with what needs attention (unsynced, failed, archived) beside it, and below it the kind,
- * the last activity as a relative time, and pinned/muted marks. By touch, swiped left it archives
- * (or restores), right it pins (or unpins); a long press opens the row's menu.
+ * one time (the last activity as a relative time, or when it was created if nothing was sent in
+ * it yet, said so; none where the row has the time columns: `withTime`), and pinned/muted marks.
+ * By touch, swiped left it archives (or restores), right it pins (or unpins); a long press opens the row's menu.
  */
-function ConversationSummary({ conversation: c }: { conversation: ConversationView }) {
+function ConversationSummary({ conversation: c, withTime }: { conversation: ConversationView; withTime: boolean }) {
   const title = conversationTitle(c);
   const closeMatch = useContext(CloseMatches).has(c.id);
+  const current = useContext(Selected) === c.id;
   const openMenu = useOpenRowMenu();
   const { act, alert } = useConversationActions(c, { undoable: true });
   const { offset, handlers } = useRowTouch({ onSwipe: (direction) => void act(direction === 'left' ? 'archive' : 'pin'), onLongPress: () => openMenu(c) });
@@ -63,6 +67,7 @@ function ConversationSummary({ conversation: c }: { conversation: ConversationVi
       )}
       <a
         href={hrefFor({ name: 'conversation', id: c.id })}
+        aria-current={current ? 'page' : undefined}
         title={title}
         className={offset !== 0 ? 'swiping' : undefined}
         style={offset !== 0 ? { transform: `translateX(${offset}px)` } : undefined}
@@ -88,17 +93,22 @@ function ConversationSummary({ conversation: c }: { conversation: ConversationVi
         </span>
         <span className="summary-line details">
           <span className="kind">{c.group_id !== null ? 'Group' : 'Contact'}</span>
-          <span aria-hidden="true">·</span>
-          <time
-            dateTime={new Date(lastActive * 1000).toISOString()}
-            // The exact time, made when pointed at: formatting it uses Intl, which the first
-            // screen otherwise never loads (lib/view/format.ts relativeTime).
-            onPointerEnter={(e) => {
-              e.currentTarget.title ||= `${c.last_active_at !== null ? 'Last active' : 'Created'} ${fullTime(lastActive)}`;
-            }}
-          >
-            {relativeTime(lastActive)}
-          </time>
+          {withTime && (
+            <>
+              <span aria-hidden="true">·</span>
+              {c.last_active_at === null && <span className="since">created</span>}
+              <time
+                dateTime={new Date(lastActive * 1000).toISOString()}
+                // The exact time, made when pointed at: formatting it uses Intl, which the first
+                // screen otherwise never loads (lib/view/format.ts relativeTime).
+                onPointerEnter={(e) => {
+                  e.currentTarget.title ||= `${c.last_active_at !== null ? 'Last active' : 'Created'} ${fullTime(lastActive)}`;
+                }}
+              >
+                {relativeTime(lastActive)}
+              </time>
+            </>
+          )}
           {c.is_pinned && (
             <span className="state-mark" title="Pinned">
               <Icon name="pin" size={14} />
@@ -118,30 +128,41 @@ function ConversationSummary({ conversation: c }: { conversation: ConversationVi
   );
 }
 
-/** On a phone the actions column holds only "More actions". */
-const conversationColumns = (narrow: boolean): Column<ConversationView>[] => [
+/**
+ * The time columns only where the list has the screen's width to itself (not a phone, not a pane
+ * beside a conversation): there the row's summary shows no time of its own (the columns say it).
+ * On a phone the actions column holds only "More actions".
+ */
+const conversationColumns = (narrow: boolean, timeColumns: boolean): Column<ConversationView>[] => [
   {
     id: 'title',
     header: 'Contact or group',
     accessorFn: (c) => conversationTitle(c),
     meta: { className: 'grow' },
-    cell: ({ row }) => <ConversationSummary conversation={row.original} />,
+    cell: ({ row }) => <ConversationSummary conversation={row.original} withTime={!timeColumns} />,
   },
   // No Pinned/Muted columns: the marks are under the name, and pinned ones come first anyway.
-  { id: 'last_active', header: 'Last active', accessorFn: (c) => c.last_active_at ?? 0, cell: ({ row }) => humanTime(row.original.last_active_at), meta: { className: 'wide-only', width: '6.5rem' } },
-  { id: 'last_opened', header: 'Last opened', accessorFn: (c) => c.last_opened_at ?? 0, cell: ({ row }) => humanTime(row.original.last_opened_at), meta: { className: 'wide-only', width: '6.5rem' } },
-  { id: 'created', header: 'Created', accessorFn: (c) => c.created_at, cell: ({ row }) => humanTime(row.original.created_at), meta: { className: 'wide-only', width: '6.5rem' } },
+  ...(timeColumns
+    ? ([
+        { id: 'last_active', header: 'Last active', accessorFn: (c) => c.last_active_at ?? 0, cell: ({ row }) => humanTime(row.original.last_active_at), meta: { width: '6.5rem' } },
+        { id: 'last_opened', header: 'Last opened', accessorFn: (c) => c.last_opened_at ?? 0, cell: ({ row }) => humanTime(row.original.last_opened_at), meta: { width: '6.5rem' } },
+        { id: 'created', header: 'Created', accessorFn: (c) => c.created_at, cell: ({ row }) => humanTime(row.original.created_at), meta: { width: '6.5rem' } },
+      ] satisfies Column<ConversationView>[])
+    : []),
   { id: 'actions', header: () => <span className="visually-hidden">Actions</span>, enableSorting: false, meta: { width: narrow ? '44px' : '11.5rem' }, cell: ({ row }) => <RowActions conversation={row.original} /> },
 ];
 
-export function ConversationsScreen() {
+/** `selected`: the list is a pane beside that conversation (null: none open yet); undefined: the list is the screen. */
+export function ConversationsScreen({ selected }: { selected?: string | null }) {
+
   const { connection } = useSession();
   const { db } = connection;
   const [filters, setFilters] = useState<ConversationFilters>(DEFAULT_FILTERS);
   const [sorting, setSorting] = useState<SortingState>([]);
   const narrow = useNarrow();
+  const pane = selected !== undefined;
   const header = useCollapsingHeader(narrow);
-  const columns = useMemo(() => conversationColumns(narrow), [narrow]);
+  const columns = useMemo(() => conversationColumns(narrow, !narrow && !pane), [narrow, pane]);
   const set = <K extends keyof ConversationFilters>(key: K) => (value: ConversationFilters[K]) => setFilters((f) => ({ ...f, [key]: value }));
   const sort = sorting[0] ? { id: sorting[0].id as ConversationSortColumn, desc: sorting[0].desc } : null;
   const { windowStart, windowSize, onVisibleRange } = useListWindow();
@@ -205,7 +226,7 @@ export function ConversationsScreen() {
     );
 
   return (
-    <section className={`screen list-screen conversations-screen${header.collapsed ? ' collapsed' : ''}`} aria-labelledby="conversations-title">
+    <section className={`screen list-screen conversations-screen${pane ? ' pane' : ''}${header.collapsed ? ' collapsed' : ''}`} aria-labelledby="conversations-title">
       {/* Folds away while scrolling down on a phone (more rows in view), back on scrolling up. */}
       <div className="collapsible">
         <div>
@@ -243,6 +264,7 @@ export function ConversationsScreen() {
         <p className="empty">Loading…</p>
       ) : (
         <CloseMatches.Provider value={closeMatches}>
+        <Selected.Provider value={selected ?? null}>
         <RowMenu rows={list.rows}>
           <VirtualTable
             label="Conversations"
@@ -255,10 +277,13 @@ export function ConversationsScreen() {
             onVisibleRange={onVisibleRange}
             onScroll={header.onScroll}
             onRefresh={onRefresh}
-            rowClassName={(c) => (syncMark(c.syncState) ? `unsynced ${c.syncState}` : '')}
+            rowClassName={(c) => `${syncMark(c.syncState) ? `unsynced ${c.syncState}` : ''}${c.id === selected ? ' selected' : ''}`}
+            // Denser beside a conversation: as tall as the row's buttons, two lines of text.
+            rowHeight={pane ? 44 : undefined}
             empty={anything === false && !offerId ? 'No conversations yet. Start one with “New conversation” above.' : noMatch}
           />
         </RowMenu>
+        </Selected.Provider>
         </CloseMatches.Provider>
       )}
       <Snackbar />

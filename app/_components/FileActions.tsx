@@ -117,10 +117,12 @@ export function OnDeviceMark() {
 
 /**
  * The file name as a link to the viewer (app/_components/viewer): an in-app screen with a URL and
- * a back button, also for an upload still waiting (its queued bytes) and offline.
+ * a back button, also for an upload still waiting (its queued bytes) and offline. From its
+ * conversation's page (`conversationId`, that page's) the address says so: a wide screen keeps
+ * the list beside it (ParleyApp).
  */
-export function FileLink({ file }: { file: FileView }) {
-  const route = { name: 'file', id: file.id } as const;
+export function FileLink({ file, conversationId }: { file: FileView; conversationId?: string }) {
+  const route = { name: 'file', id: file.id, conversationId } as const;
   return (
     <a
       className="file-link"

@@ -34,6 +34,7 @@ import { SessionContext, type Session } from './session-context';
 import { SignIn } from './SignIn';
 import { loadFailedChanges, StatusBar, SyncStatusProvider, useSyncStatus } from './StatusBar';
 import { UpdatePrompt } from './UpdatePrompt';
+import { useWide } from './useNarrow';
 
 // Secondary screens load when first opened: the first screen (the conversations list) does not
 // wait for them. They are fetched once it is idle (preload.ts), and the service worker precaches
@@ -273,8 +274,43 @@ function NavLink({ route, current, children }: { route: Route; current: Route; c
   );
 }
 
+/**
+ * Which conversation a wide screen shows beside the list: null for none (the list alone), undefined
+ * when the route is not one of the two panes' (Files, Device, a file opened from the Files screen).
+ */
+function selectedConversation(route: Route): string | null | undefined {
+  if (route.name === 'conversations') return null;
+  if (route.name === 'conversation') return route.id;
+  return route.name === 'file' ? route.conversationId : undefined;
+}
+
 function Shell() {
   const route = useRoute();
+  // On a wide screen, two panes: the list (kept mounted, with its search and scroll, while
+  // conversations are opened beside it, and when the window is resized across the width) and the
+  // open conversation or its file, whose code loads when first opened. One screen at a time
+  // below (a phone).
+  const wide = useWide();
+  const selected = wide ? selectedConversation(route) : undefined;
+  const listShown = selected !== undefined || route.name === 'conversations';
+  const loading = <p className="empty">Loading…</p>;
+  const screen =
+    route.name === 'conversation' ? (
+      <ConversationScreen key={route.id} id={route.id} inPane={selected !== undefined} />
+    ) : route.name === 'files' ? (
+      <FilesScreen conversationId={route.conversationId} />
+    ) : route.name === 'device' ? (
+      <StorageScreen />
+    ) : route.name === 'devices' ? (
+      <DevicesScreen />
+    ) : route.name === 'file' ? (
+      <FileScreen key={route.id} id={route.id} conversationId={route.conversationId} />
+    ) : (
+      <section className="screen none-open" aria-labelledby="none-open-title">
+        <h2 id="none-open-title">No conversation open</h2>
+        <p className="empty">Choose one in the list to see its files here.</p>
+      </section>
+    );
   return (
     <SessionContext.Consumer>
       {(session) => (
@@ -297,22 +333,15 @@ function Shell() {
               Sign out
             </button>
           </header>
-          <main>
-            <Suspense fallback={<p className="empty">Loading…</p>}>
-              {route.name === 'conversation' ? (
-                <ConversationScreen key={route.id} id={route.id} />
-              ) : route.name === 'files' ? (
-                <FilesScreen conversationId={route.conversationId} />
-              ) : route.name === 'device' ? (
-                <StorageScreen />
-              ) : route.name === 'devices' ? (
-                <DevicesScreen />
-              ) : route.name === 'file' ? (
-                <FileScreen key={route.id} id={route.id} />
-              ) : (
-                <ConversationsScreen />
-              )}
-            </Suspense>
+          <main className={selected !== undefined ? 'two-pane' : undefined}>
+            {listShown && <ConversationsScreen selected={selected} />}
+            {selected !== undefined ? (
+              <div className="detail-pane">
+                <Suspense fallback={loading}>{screen}</Suspense>
+              </div>
+            ) : (
+              !listShown && <Suspense fallback={loading}>{screen}</Suspense>
+            )}
           </main>
         </div>
       )}

@@ -5,8 +5,9 @@
 // (`onVisibleRange`) so it can read the next window from IndexedDB. Sorting is the screen's too
 // (`sorting`): the rows arrive in order. Rows are a CSS grid with ARIA table roles, as tall as
 // their content (a long name wraps): each is measured once laid out, rows not yet read are
-// estimated at ROW_HEIGHT. The scroller tells the screen how far it is scrolled (`onScroll`: the
-// header folds away) and, on touch, a pull down from its top asks for a sync (`onRefresh`).
+// estimated at `rowHeight` (ROW_HEIGHT unless told). The scroller tells the screen how far it is
+// scrolled (`onScroll`: the header folds away) and, on touch, a pull down from its top asks for a
+// sync (`onRefresh`).
 import { rowSortingFeature, tableFeatures, useTable, type ColumnDef, type SortingState } from '@tanstack/react-table';
 import { useVirtualizer } from '@tanstack/react-virtual';
 import { useCallback, useEffect, useRef, type ReactNode } from 'react';
@@ -33,6 +34,7 @@ export function VirtualTable<Row extends { id: string }>({
   onVisibleRange,
   onScroll,
   onRefresh,
+  rowHeight = ROW_HEIGHT,
 }: {
   label: string;
   /** The loaded window of the list, in order. */
@@ -52,6 +54,8 @@ export function VirtualTable<Row extends { id: string }>({
   onScroll?(scroller: HTMLDivElement): void;
   /** Pull to refresh: called when a pull from the top is let go far enough down. */
   onRefresh?(): Promise<unknown>;
+  /** A row's least height, and the estimate of rows not laid out yet (px). */
+  rowHeight?: number;
 }) {
   const narrow = useNarrow();
   const columns = narrow ? allColumns.filter((c) => !c.meta?.className?.includes('wide-only')) : allColumns;
@@ -73,7 +77,7 @@ export function VirtualTable<Row extends { id: string }>({
   const virtual = useVirtualizer({
     count: total,
     getScrollElement: () => scroller.current,
-    estimateSize: () => ROW_HEIGHT,
+    estimateSize: () => rowHeight,
     getItemKey,
     // A row's height comes from the ResizeObserver's entry (read after the browser's own layout),
     // never from offsetHeight in a ref callback: that forces a layout in the middle of React's
@@ -82,7 +86,7 @@ export function VirtualTable<Row extends { id: string }>({
     measureElement: (element, entry, instance) => {
       const box = entry?.borderBoxSize?.[0];
       if (box) return Math.round(box.blockSize);
-      return instance.itemSizeCache.get(instance.options.getItemKey(instance.indexFromElement(element))) ?? ROW_HEIGHT;
+      return instance.itemSizeCache.get(instance.options.getItemKey(instance.indexFromElement(element))) ?? rowHeight;
     },
     overscan: OVERSCAN,
   });
@@ -144,10 +148,10 @@ export function VirtualTable<Row extends { id: string }>({
             <div style={{ height: virtual.getTotalSize(), position: 'relative' }}>
               {items.map((item) => {
                 const row = model[item.index - start];
-                const style = { gridTemplateColumns: template, position: 'absolute' as const, top: 0, left: 0, right: 0, minHeight: ROW_HEIGHT, transform: `translateY(${item.start}px)` };
+                const style = { gridTemplateColumns: template, position: 'absolute' as const, top: 0, left: 0, right: 0, minHeight: rowHeight, transform: `translateY(${item.start}px)` };
                 if (!row) {
                   // Not read yet (scrolled past the loaded window): a placeholder of the same height.
-                  return <div key={`pending-${item.index}`} role="row" aria-rowindex={item.index + 2} aria-busy="true" className="vtable-row loading" style={{ ...style, height: ROW_HEIGHT }} />;
+                  return <div key={`pending-${item.index}`} role="row" aria-rowindex={item.index + 2} aria-busy="true" className="vtable-row loading" style={{ ...style, height: rowHeight }} />;
                 }
                 return (
                   <div key={row.id} ref={virtual.measureElement} data-index={item.index} role="row" aria-rowindex={item.index + 2} className={`vtable-row ${rowClassName?.(row.original) ?? ''}`} style={style}>

@@ -1,6 +1,8 @@
 'use client';
-// Client-side routes in the query string (`/`, `/?c=<id>`, `/?view=files`, `/?file=<id>`): every navigation is
-// the one precached page, so the service worker can serve any of them offline.
+// Client-side routes in the query string (`/`, `/?c=<id>`, `/?view=files`, `/?file=<id>`, and
+// `/?file=<id>&in=<conversation id>` for a file opened from its conversation's page, which a wide
+// screen shows beside the list, ParleyApp): every navigation is the one precached page, so the
+// service worker can serve any of them offline.
 import { useSyncExternalStore } from 'react';
 
 export type Route =
@@ -9,7 +11,7 @@ export type Route =
   | { name: 'files'; conversationId?: string }
   | { name: 'device' }
   | { name: 'devices' }
-  | { name: 'file'; id: string };
+  | { name: 'file'; id: string; conversationId?: string };
 
 const EVENT = 'parley:navigate';
 
@@ -18,7 +20,7 @@ export function parseRoute(search: string): Route {
   const id = params.get('c');
   if (id) return { name: 'conversation', id };
   const file = params.get('file');
-  if (file) return { name: 'file', id: file };
+  if (file) return { name: 'file', id: file, conversationId: params.get('in') ?? undefined };
   if (params.get('view') === 'files') return { name: 'files', conversationId: params.get('in') ?? undefined };
   if (params.get('view') === 'device') return { name: 'device' };
   if (params.get('view') === 'devices') return { name: 'devices' };
@@ -30,7 +32,7 @@ export function hrefFor(route: Route): string {
   if (route.name === 'files') return route.conversationId ? `/?view=files&in=${encodeURIComponent(route.conversationId)}` : '/?view=files';
   if (route.name === 'device') return '/?view=device';
   if (route.name === 'devices') return '/?view=devices';
-  if (route.name === 'file') return `/?file=${encodeURIComponent(route.id)}`;
+  if (route.name === 'file') return `/?file=${encodeURIComponent(route.id)}${route.conversationId ? `&in=${encodeURIComponent(route.conversationId)}` : ''}`;
   return '/';
 }
 

@@ -75,12 +75,17 @@ test('"Keep offline" downloads the files without opening them; with no network e
   for (const f of files) await expect(page.getByRole('link', { name: f.filename })).toBeVisible();
   const toggle = page.getByRole('button', { name: 'Keep offline' });
   await expect(toggle).toHaveAttribute('aria-pressed', 'false');
-  await expect(page.getByTestId('keep-offline-state')).toHaveText('Files are kept on this device only once opened');
+  // Not kept: the button says what it would do; nothing above the files (content first, issue 32).
+  await expect(toggle).toHaveAccessibleDescription(/^Files are kept on this device only once opened/);
+  await expect(page.getByTestId('keep-offline-state')).toHaveCount(0);
   expect(await cachedUrls(page)).toEqual(expect.not.arrayContaining(files.map((f) => f.file_url)));
 
   await toggle.click();
   await expect(toggle).toHaveAttribute('aria-pressed', 'true');
   await expect(page.getByTestId('keep-offline-state')).toHaveText('3 of 3 files on this device', { timeout: 20_000 });
+  // Said in the head, under the name, and as the pressed button's description.
+  await expect(page.locator('.head-line')).toHaveText('Contact · 3 of 3 files on this device');
+  await expect(toggle).toHaveAccessibleDescription('3 of 3 files on this device');
   expect((await cachedUrls(page)).filter((u) => files.some((f) => f.file_url === u)).sort()).toEqual(files.map((f) => f.file_url).sort());
   // Each row says its file is on the device (issue 32).
   for (const f of files) await expect(page.getByRole('listitem').filter({ has: page.getByRole('link', { name: f.filename }) }).getByText('On this device')).toBeVisible();

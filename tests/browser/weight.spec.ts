@@ -28,9 +28,14 @@ import { accessibilityViolations, api, expectAllSynced, openConversation, signIn
  * request and the update prompt that reloads only when asked; the files list's reads, the failed
  * changes' descriptions and "Upload my copy again" load on first use. Issue 32's content first
  * added 0.3 KiB (212.6 → 212.9): the file rows' human type names (humanType) and the pinned
- * message's button; the conversation's "More actions" sheet loads with its screen.
+ * message's button; the conversation's "More actions" sheet loads with its screen. Issue 32's two
+ * panes on a wide screen added 0.3 KiB (212.9 → 213.2): the list is the first screen there too,
+ * so what it needs is on it — which route shows two panes, the open conversation's row marked
+ * (aria-current), the row's one honest time ("created …"), denser rows, a file's address naming
+ * the conversation it was opened from; the conversation and the viewer in the right pane load
+ * when first opened, as they did as screens of their own.
  */
-const FIRST_LOAD_BUDGET_KIB = 213.0;
+const FIRST_LOAD_BUDGET_KIB = 213.3;
 
 
 

@@ -4,7 +4,7 @@
 // arrived after the user had gone back (typo.spec on a loaded CI run): following it replaced the
 // list's entry and sent them forward to the conversation again.
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { followAlias } from '../../app/_components/router';
+import { followAlias, hrefFor, parseRoute } from '../../app/_components/router';
 
 let address: string;
 const replaced: string[] = [];
@@ -34,4 +34,17 @@ it('does nothing once the user has gone elsewhere (back to the list, another scr
   address = '/?file=F9';
   followAlias({ name: 'file', id: 'local_2' }, { name: 'file', id: 'F2' });
   expect(replaced).toEqual([]);
+});
+
+it('a file opened from its conversation keeps the conversation in its address, through an alias too', () => {
+  const route = { name: 'file', id: 'local_3', conversationId: 'C1' } as const;
+  expect(hrefFor(route)).toBe('/?file=local_3&in=C1');
+  expect(parseRoute('?file=local_3&in=C1')).toEqual(route);
+  expect(parseRoute('?file=F3')).toEqual({ name: 'file', id: 'F3', conversationId: undefined });
+  address = '/?file=local_3&in=C1';
+  followAlias(route, { ...route, id: 'F3' });
+  expect(replaced).toEqual(['/?file=F3&in=C1']);
+  // The same file opened from the Files screen (no conversation in the address) is another address.
+  followAlias({ name: 'file', id: 'F3' }, { name: 'file', id: 'F4' });
+  expect(replaced).toEqual(['/?file=F3&in=C1']);
 });

@@ -33,7 +33,8 @@ const Hl7View = lazy(() => import('./Hl7View').then((m) => ({ default: m.Hl7View
 /** JSON up to this size is parsed for its summary; beyond, its beginning is shown as text. */
 const JSON_LIMIT = 20 * 1024 * 1024;
 
-export function FileScreen({ id }: { id: string }) {
+/** `conversationId`: opened from that conversation's page (the route's `in`, kept when the id changes). */
+export function FileScreen({ id, conversationId }: { id: string; conversationId?: string }) {
   const { connection } = useSession();
   const { db } = connection;
   const file = useLiveQuery(() => fileById(db, id), [db, id], null);
@@ -56,8 +57,8 @@ export function FileScreen({ id }: { id: string }) {
 
   // An upload that reached the server has its server id now: follow it (same bytes).
   useEffect(() => {
-    if (alias) followAlias({ name: 'file', id }, { name: 'file', id: alias.realId });
-  }, [alias, id]);
+    if (alias) followAlias({ name: 'file', id, conversationId }, { name: 'file', id: alias.realId, conversationId });
+  }, [alias, id, conversationId]);
 
   const present = file !== null && file !== undefined;
   useEffect(() => {
