@@ -9,7 +9,7 @@ import { advertisesIdempotency, type FetchLike, type HttpDeps, type UploadLike }
 import { Leadership, type LeaderLocks, type OpenTabChannel } from './leader';
 import { LiveStream } from './live';
 import { pull, type PullDeps, type PullResult } from '../pull/pull';
-import { push, recoverInflight, type PushResult, type ReplayProbe } from '../outbox/replay';
+import { push, recoverInflight, UPLOAD_STALL_MS, type PushResult, type ReplayProbe } from '../outbox/replay';
 import { woken } from '../outbox/lifecycle';
 import { UploadProgressWriter } from './upload-progress';
 import type { ResumableUploads } from '../outbox/resumable-upload';
@@ -119,6 +119,8 @@ export class SyncEngine {
   private pace: ScheduleState = INITIAL_SCHEDULE;
   /** The browser said offline (forwarded by the page): failures then count as "unreachable". */
   private browserOffline = false;
+  /** The server answered (or took bytes) during this run: see `reached`. */
+  private reachedInRun = false;
   /** Whether the server's Idempotency header has been recorded already (saves a meta write per response). */
   private idempotencyRecorded = false;
   private readonly reconnect: { baseMs: number; maxMs: number };
@@ -157,7 +159,7 @@ export class SyncEngine {
     this.withLock = deps.withLock ?? ((fn) => fn());
     this.backoff = deps.backoff ?? { baseMs: 1_000, maxMs: 5 * 60_000 };
     this.reconnect = deps.reconnect ?? { baseMs: 1_000, maxMs: 5_000 };
-    this.progress = new UploadProgressWriter(deps.db, this.clock);
+    this.progress = new UploadProgressWriter(deps.db, this.clock, deps.uploadStallMs ?? UPLOAD_STALL_MS);
     this.stuckAfterMs = deps.stuckAfterMs ?? 3 * 60_000;
     this.movedAt = this.clock.now();
     this.live = deps.live
@@ -207,6 +209,8 @@ export class SyncEngine {
     const status = await updateStatus(db, {});
     if (status.needsSignIn) return { push: { kind: 'unauthenticated', message: 'sign in again' }, pull: null };
     await updateStatus(db, { syncing: true });
+    this.reachedInRun = false;
+    await this.progress.adopt();
     this.armWatchdog();
     try {
       // We hold the lock: nobody else is sending, so anything in flight was orphaned by a
@@ -214,9 +218,10 @@ export class SyncEngine {
       await recoverInflight(db);
       const http = this.httpDeps();
       const common = { ...http, ...this.uploadDeps(), db, now: () => this.clock.now() };
-      const onUploadProgress = (fileId: string, sent: number, total: number, resumed?: boolean) => {
+      const onUploadProgress = (fileId: string, sent: number, total: number, resumed?: boolean, onServer?: number) => {
         this.movedAt = this.clock.now(); // bytes moving: a slow upload is not a stuck queue
-        this.progress.report(fileId, sent, total, resumed);
+        this.progress.report(fileId, sent, total, resumed, onServer);
+        this.reached();
       };
       let pushed = await push({ ...common, random: this.random, backoff: this.backoff, onUploadProgress, probe: this.deps.replayProbe });
       let pulled: PullResult | null = null;
@@ -248,14 +253,22 @@ export class SyncEngine {
     return this.turn(async () => {
       const { db } = this.deps;
       if ((await updateStatus(db, {})).needsSignIn) return { kind: 'unauthenticated', message: 'sign in again' };
-      await recoverInflight(db);
-      // The browser fires the event when connectivity is back: as on \`online\`, every wait ends
-      // (the browser retries an event rarely, and not for long).
-      await clearWaits(db, this.clock.now(), this.backoff.baseMs);
-      const now = () => this.clock.now();
-      const pushed = await push({ ...this.httpDeps(), ...this.uploadDeps(), db, now, random: this.random, backoff: this.backoff, probe: this.deps.replayProbe });
-      await this.recordOutcome(pushed, null);
-      return pushed;
+      // A flush is a sync: an open page waits for the lock meanwhile, and says "Syncing…", not
+      // "Waiting to sync", while the service worker sends its changes.
+      await updateStatus(db, { syncing: true });
+      this.reachedInRun = false;
+      try {
+        await recoverInflight(db);
+        // The browser fires the event when connectivity is back: as on \`online\`, every wait ends
+        // (the browser retries an event rarely, and not for long).
+        await clearWaits(db, this.clock.now(), this.backoff.baseMs);
+        const now = () => this.clock.now();
+        const pushed = await push({ ...this.httpDeps(), ...this.uploadDeps(), db, now, random: this.random, backoff: this.backoff, probe: this.deps.replayProbe });
+        await this.recordOutcome(pushed, null);
+        return pushed;
+      } finally {
+        await updateStatus(db, { syncing: false });
+      }
     });
   }
 
@@ -272,8 +285,36 @@ export class SyncEngine {
       requestTimeoutMs,
       upload,
       isOffline: () => this.browserOffline,
-      onResponse: (headers) => this.noteServer(headers),
+      onResponse: (headers) => {
+        this.reached();
+        return this.noteServer(headers);
+      },
     };
+  }
+
+  /**
+   * An answer came or upload bytes moved: the server is reachable now, whatever the last run
+   * said. Once per run, and only if the status said otherwise: it reads online again at once (not
+   * "Offline" beside a climbing upload). After runs that failed one after another (the pace's
+   * counters), every wait ends as on `online`: the changes that waited out the outage go in this
+   * run (its second push), not at the end of a backoff that grew meanwhile. A single lost answer
+   * still backs off (the server may be slow, not gone).
+   */
+  private reached(): void {
+    if (this.reachedInRun || this.browserOffline) return;
+    this.reachedInRun = true;
+    const { db } = this.deps;
+    const outage = this.pace.offlineFailures > 0 || this.pace.pullFailures > 0;
+    void db
+      .transaction('rw', db.meta, db.outbox, async () => {
+        const status = await updateStatus(db, {});
+        if (status.online) return;
+        await updateStatus(db, { online: true, nextRetryAt: null });
+        if (!outage) return;
+        await clearWaits(db, this.clock.now(), this.backoff.baseMs);
+        this.pace = INITIAL_SCHEDULE;
+      })
+      .catch(() => {}); // only for show and pace: the run's outcome is written after it anyway
   }
 
   /** The server advertises idempotency on its responses: record it so uploads skip the snapshot GET. */
@@ -287,7 +328,8 @@ export class SyncEngine {
   private async recordOutcome(pushed: PushResult, pulled: PullResult | null) {
     const decision = nextRun(this.pace, { kind: 'ran', push: pushed, pull: pulled }, this.scheduleContext());
     this.pace = decision.state;
-    await updateStatus(this.deps.db, decision.status);
+    // The browser's word is this engine's (setOnline): one stored by an earlier session is not.
+    await updateStatus(this.deps.db, { ...decision.status, noNetwork: this.browserOffline });
     if (decision.reachable !== null) this.reachable = decision.reachable;
     this.lastProblem = decision.status.lastError ?? null;
     await this.checkStuck();
@@ -475,7 +517,7 @@ export class SyncEngine {
   /** The browser's own idea of connectivity (forwarded by the page); going online syncs at once. */
   async setOnline(online: boolean): Promise<void> {
     this.browserOffline = !online;
-    await updateStatus(this.deps.db, { online });
+    await updateStatus(this.deps.db, { online, noNetwork: !online });
     if (online) await this.wake();
   }
 
