@@ -10,7 +10,7 @@ import { statusLabel } from '../../lib/view/status-label';
 import { readUploadProgress, UPLOAD_PROGRESS_KEY } from '../../lib/sync/engine/upload-progress';
 import { setMeta } from '../../lib/sync/mirror/meta';
 import { startTestServer, type TestServer } from '../helpers/server';
-import { makeDevice, otherDevice, serverConversations, serverFiles, type Device } from './harness';
+import { byId, makeDevice, mirrorState, otherDevice, serverConversations, serverFiles, serverFilesWithConversation, type Device } from './harness';
 
 let server: TestServer;
 beforeAll(async () => {
@@ -73,6 +73,77 @@ it('a server answer after an outage ends the waits: a change held by its backoff
   expect(await d.db.outbox.count()).toBe(0);
   expect((await serverConversations(server.baseUrl, token)).some((c) => c.contact_id === 'honest-answer')).toBe(true);
   expect(await readSyncStatus(d.db)).toMatchObject({ online: true, nextRetryAt: null, pendingCount: 0 });
+  d.close();
+});
+
+/** The mirror equals the server: conversations (their last_active_at too) and files. */
+async function expectMirrorCurrent(d: Device, token: string) {
+  const mirror = await mirrorState(d.db);
+  expect(mirror.conversations.sort(byId)).toEqual((await serverConversations(server.baseUrl, token)).sort(byId));
+  const files = [...(await serverFilesWithConversation(server.baseUrl, token)).values()].map(({ file, conversationId }) => ({ ...file, conversationId }));
+  expect(mirror.files.sort(byId)).toEqual(files.sort(byId));
+}
+
+// The first answer after an outage comes while the push is settling the operations it sent. What
+// waited out the outage goes in the same run — after that push has settled, and before the pull,
+// so the run that ends done leaves the mirror current (an upload moves its conversation's
+// last_active_at on the server). Ending the waits from inside the request, as the answer came,
+// raced the settling push: the waiting upload went after the pull, and the mirror missed it.
+it('an answer after an outage, while the push settles: what waited goes before the pull, and the mirror ends current', async () => {
+  const token = server.tokens.bob;
+  const conv = await otherDevice(server.baseUrl, token).createConversation({ contact_id: 'honest-settling' });
+  const d = makeDevice(server.baseUrl, token);
+  await d.settle();
+  await d.client.uploadFile({ conversationId: conv.id }, { name: 'waited.txt', type: 'text/plain', bytes: new TextEncoder().encode('waited') });
+  d.net.inject(browserNetworkError, 'POST');
+  await d.engine.syncOnce(); // the upload's answer is lost: it backs off
+  const [upload] = await d.db.outbox.toArray();
+  expect(upload!.nextAttemptAt).toBeGreaterThan(d.clock.now());
+  d.net.offline = true;
+  expect((await d.engine.syncOnce()).pull).toMatchObject({ kind: 'network', unreachable: true }); // the outage
+  d.net.offline = false;
+
+  // Back, before the upload's backoff is over: a new change goes first, and its answer ends the outage.
+  await d.client.createConversation({ contact_id: 'honest-settling-new' });
+  expect(await d.engine.syncOnce()).toEqual({ push: { kind: 'done' }, pull: { kind: 'done', feed: true } });
+  expect(await d.db.outbox.count()).toBe(0);
+  expect(await serverFiles(server.baseUrl, token, conv.id)).toHaveLength(1);
+  await expectMirrorCurrent(d, token);
+  d.close();
+});
+
+it('the first answer after an outage comes in the pull: what waited goes in the same run, and a pull after it leaves the mirror current', async () => {
+  const token = server.tokens.bob;
+  const conv = await otherDevice(server.baseUrl, token).createConversation({ contact_id: 'honest-pull-first' });
+  const d = makeDevice(server.baseUrl, token);
+  await d.settle();
+  await d.client.uploadFile({ conversationId: conv.id }, { name: 'waited.txt', type: 'text/plain', bytes: new TextEncoder().encode('waited') });
+  d.net.inject(browserNetworkError, 'POST');
+  await d.engine.syncOnce();
+  d.net.offline = true;
+  await d.engine.syncOnce();
+  d.net.offline = false;
+
+  // Nothing can go before the backoff is over: the pull is the first to hear the server.
+  expect(await d.engine.syncOnce()).toEqual({ push: { kind: 'done' }, pull: { kind: 'done', feed: true } });
+  expect(await d.db.outbox.count()).toBe(0);
+  await expectMirrorCurrent(d, token);
+  d.close();
+});
+
+it('one lost answer is no outage: the next run, answered, leaves the operation its backoff', async () => {
+  const token = server.tokens.bob;
+  const d = makeDevice(server.baseUrl, token);
+  await d.settle();
+  await d.client.createConversation({ contact_id: 'honest-one-loss' });
+  d.net.inject(browserNetworkError, 'POST');
+  await d.engine.syncOnce();
+  const [op] = await d.db.outbox.toArray();
+  expect(op!.nextAttemptAt).toBeGreaterThan(d.clock.now());
+  // The server answers the next run's pull; the operation waits on (the server may be slow, not gone).
+  expect((await d.engine.syncOnce()).push).toMatchObject({ kind: 'waiting', reason: 'backoff', until: op!.nextAttemptAt });
+  expect(await d.db.outbox.count()).toBe(1);
+  expect(await readSyncStatus(d.db)).toMatchObject({ online: true });
   d.close();
 });
 
