@@ -3,12 +3,13 @@
 // and failed operations in plain words with Retry / Discard (FailedChanges.tsx).
 import { useLiveQuery } from 'dexie-react-hooks';
 import { createContext, lazy, Suspense, useContext, useEffect, useState, type ReactNode } from 'react';
-import { readSyncStatus, statusLabel, type SyncStatus } from '@/lib/sync/page';
+import { readSyncStatus, type SyncStatus } from '@/lib/sync/page';
+import { statusLabel } from '@/lib/view/status-label';
 import { groupedNumber, relativeTime } from '@/lib/view/format';
 import { Dialog } from './Dialog';
 import { SignIn } from './SignIn';
 import { useSession, useSyncNow } from './session-context';
-import { UploadProgressSummary } from './UploadProgress';
+import { UploadProgressSummary, useUploadProgress } from './UploadProgress';
 
 // The list loads when the dialog first opens (and once the first screen is idle: ParleyApp's
 // prefetch, so it is there offline without a service worker); the first screen does without it.
@@ -34,46 +35,63 @@ export function StatusBar() {
   const { signInAgain, signOut } = useSession();
   const syncNow = useSyncNow();
   const status = useSyncStatus();
+  const uploads = useUploadProgress();
   const [showFailed, setShowFailed] = useState(false);
-  // "Last synced 2 min ago" ages: this bar renders again now and then, not the screen.
+  // "Last synced 2 min ago" ages, a retry counts down, a transfer may stall: this bar renders
+  // again with the clock (each second while the words depend on it), not the screen.
   const [, tick] = useState(0);
+  const shown = status ? statusLabel(status, { now: Date.now(), uploads }) : null;
+  const ticking = shown?.ticking === true;
   useEffect(() => {
-    const timer = setInterval(() => tick((n) => n + 1), 20_000);
+    const timer = setInterval(() => tick((n) => n + 1), ticking ? 1_000 : 20_000);
     return () => clearInterval(timer);
-  }, []);
+  }, [ticking]);
   // Nothing left to show (all retried or discarded): the dialog closes.
   const anyFailed = (status?.failed.length ?? 0) > 0;
   useEffect(() => {
     if (!anyFailed) setShowFailed(false);
   }, [anyFailed]);
   // Its place is kept before the first read, so the Sign out button does not jump when it arrives.
-  if (!status) return <div className="status" />;
-  const { label, tone, failed, stalled } = statusLabel(status);
+  if (!status || !shown) return <div className="status" />;
+  const { label, detail, tone, failed, stalled } = shown;
   const pending = status.pendingCount > 0 ? ` · ${groupedNumber(status.pendingCount)} pending` : '';
 
-  return (
-    <div className="status" aria-live="polite">
-      {/* A fixed width: a change of state or an upload never moves the header. */}
-      <span className="status-text">
-        <span className={`pill ${tone}`} data-testid="sync-status">
-          {label}
-          {pending && <span data-testid="pending-count">{pending}</span>}
-          <UploadProgressSummary />
+  const face = (
+    <>
+      <span className={`pill ${tone}`} data-testid="sync-status">
+        {label}
+        {pending && <span data-testid="pending-count">{pending}</span>}
+        <UploadProgressSummary />
+      </span>
+      {detail ? (
+        <span className={`last-synced ${tone}`} data-testid="sync-detail">
+          {detail}
         </span>
+      ) : (
         <span className="last-synced" data-testid="last-synced">
           {status.lastSyncAt !== null && `Last synced ${relativeTime(Math.floor(status.lastSyncAt / 1000))}`}
         </span>
-      </span>
+      )}
+    </>
+  );
+
+  return (
+    <div className="status" aria-live="polite">
+      {/* A fixed width: a change of state, an upload or failed changes never move the header. */}
+      {failed.length > 0 ? (
+        // The pill and "N failed" under it are one button: the header keeps its width (a button
+        // beside the pill pushed Sign out to a second line at 390 px).
+        <button type="button" className="status-text status-button" aria-label={`${label} — ${detail}`} onClick={() => setShowFailed(true)}>
+          {face}
+        </button>
+      ) : (
+        <span className="status-text">{face}</span>
+      )}
       {stalled && (
         <span className="stalled bad" data-testid="sync-stalled" role="status">
           Nothing sent for {Math.max(1, Math.round((Date.now() - stalled.since) / 60_000))} min
           {stalled.error ? ` — last error: ${stalled.error}` : ''}
         </span>
-      )}
-      {failed.length > 0 && (
-        <button type="button" className="link bad" onClick={() => setShowFailed(true)}>
-          {groupedNumber(failed.length)} failed
-        </button>
       )}
       <button type="button" className="icon-button" aria-label="Sync now" title="Sync now" onClick={() => void syncNow()}>
         ↻

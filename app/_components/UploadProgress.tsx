@@ -3,7 +3,7 @@
 // row, rewritten at most twice a second), for the file rows and the status bar.
 import { useLiveQuery } from 'dexie-react-hooks';
 import { readUploadProgress, type UploadProgress } from '@/lib/sync/page';
-import { humanSize } from '@/lib/view/format';
+import { humanSize, sizeOf } from '@/lib/view/format';
 import { useSession } from './session-context';
 
 const NONE: UploadProgress = {};
@@ -13,15 +13,9 @@ export function useUploadProgress(): UploadProgress {
   return useLiveQuery(() => readUploadProgress(connection.db), [connection.db]) ?? NONE;
 }
 
-/** "31 of 48 MB" (one unit when both share it), "512 KB of 2.0 MB" otherwise. */
-export function sizeOf(sent: number, total: number): string {
-  const [a, b] = [humanSize(sent), humanSize(total)];
-  const [value, unit] = a.split(' ');
-  return b.endsWith(` ${unit}`) ? `${value} of ${b}` : `${a} of ${b}`;
-}
-
 function describe(sent: number, total: number, resumed = false): string {
-  // After a cut, a reload or a crash a resumable upload goes on from the server's offset.
+  // After a cut, a reload or a crash a resumable upload goes on from the server's offset (`sent`
+  // is then what the server confirmed: upload-progress.ts `clear`).
   if (resumed && total > 0) return `Resuming — ${sizeOf(sent, total)}`;
   return total > 0 ? `${Math.min(100, Math.floor((sent / total) * 100))}% sent` : `${humanSize(sent)} sent`;
 }
@@ -53,7 +47,8 @@ export function UploadProgressMark({ fileId }: { fileId: string }) {
 export function UploadProgressSummary() {
   const all = Object.values(useUploadProgress());
   if (all.length === 0) return null;
-  const sent = all.reduce((sum, p) => sum + p.sent, 0);
+  // What the server holds where it says (a resumable upload's offset), not the bytes in flight.
+  const sent = all.reduce((sum, p) => sum + (p.onServer ?? p.sent), 0);
   const total = all.reduce((sum, p) => sum + p.total, 0);
   return <progress className="pill-bar" data-testid="upload-progress-summary" value={sent} max={total || 1} aria-label={`Uploads: ${describe(sent, total)}`} />;
 }

@@ -37,7 +37,7 @@ export { knownConversation, knownFile, serverConversationWord } from './mirror/s
 export { BY_ARCHIVED_INDEX, indexWords, ORDER_INDEX, searchWords, WORDS_INDEX } from './mirror/list-keys';
 export { currentSealer, MirrorLockedError, requireSealing, sealMiddleware, setSealer } from './mirror/seal';
 export { deleteMeta, getMeta, setMeta, type MetaValues } from './mirror/meta';
-export { MIRROR_CLEARED_KEY, readSyncStatus, statusLabel, type FailedOperation, type MirrorCleared, type SyncStatus } from './engine/status';
+export { MIRROR_CLEARED_KEY, readSyncStatus, type FailedOperation, type MirrorCleared, type SyncStatus } from './engine/status';
 export { readUploadProgress, type UploadProgress } from './engine/upload-progress';
 export { loadClientModule } from './outbox/lazy-client';
 export type { CheckFailure, WhoAmI } from './session/identity';

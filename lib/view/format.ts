@@ -14,6 +14,13 @@ export function humanSize(bytes: number): string {
   return `${value.toFixed(digits)} ${UNITS[unit]}`;
 }
 
+/** "31 of 48 MB" (one unit when both share it), "512 KB of 2.0 MB" otherwise. */
+export function sizeOf(part: number, total: number): string {
+  const [a, b] = [humanSize(part), humanSize(total)];
+  const [value, unit] = a.split(' ');
+  return b.endsWith(` ${unit}`) ? `${value} of ${b}` : `${a} of ${b}`;
+}
+
 const TYPE_NAMES: Record<string, string> = {
   'application/pdf': 'PDF',
   'application/fhir+json': 'FHIR resource',

@@ -1,6 +1,7 @@
 // A link between the browser and an app server that can be cut mid-upload, for the resumable-upload
 // browser tests (resumable-upload.spec.ts, proxy-resumable-upload.spec.ts, upload-cancel.spec.ts); it also records
-// every request it passes (so it serves as a recording link between two servers as well).
+// every request it passes (so it serves as a recording link between two servers as well), and can
+// refuse everything for a while (a server unreachable while the browser says online).
 //
 // How the transfers are cut: the page is served through this small HTTP proxy in the test process
 // (node:http, Host rewritten to the target's). Playwright's context.route cannot cut a request
@@ -35,6 +36,8 @@ export class CuttingProxy {
   held: Promise<void>;
   private onHeld!: () => void;
   private readonly open = new Set<() => void>();
+  /** Drop every request as it arrives (the server unreachable while the browser's network is up). */
+  refuse = false;
 
   /** `targetPort`: the server on 127.0.0.1 it passes everything to. */
   constructor(private readonly targetPort: number) {
@@ -52,6 +55,7 @@ export class CuttingProxy {
   }
 
   private forward(req: http.IncomingMessage, res: http.ServerResponse): void {
+    if (this.refuse) return void req.socket.destroy();
     const isPatch = req.method === 'PATCH';
     const offset = req.headers['upload-offset'];
     this.seen.push({ method: req.method!, path: req.url!, offset: typeof offset === 'string' ? Number(offset) : null });

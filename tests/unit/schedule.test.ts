@@ -71,7 +71,11 @@ const rows: Row[] = [
   ['an operation waiting, then pull 401: the wait shown, no retry', zero, ran(pushBackoff(NOW + 5_000), pull401), { state: zero, status: status({ needsSignIn: true, nextRetryAt: NOW + 5_000 }), runAt: null, reachable: false }],
   // Not a run's answer.
   ['the run threw: retry after the backoff base, counters kept', counts(2, 1), { kind: 'threw', message: 'Connection to Indexed Database server lost' }, { state: counts(2, 1), status: { lastError: 'Connection to Indexed Database server lost' }, runAt: NOW + 1_000, reachable: null }],
-  ['woken: now, the counters start over', counts(3, 4), { kind: 'woken' }, { state: zero, status: {}, runAt: NOW, reachable: null }],
+  ['woken: now, the counters start over, every wait ends', counts(3, 4), { kind: 'woken' }, { state: zero, status: {}, runAt: NOW, reachable: null, endWaits: true }],
+  // An answer during a run (between its steps): the run's outcome writes the status and sets the timer.
+  ['answered after runs that could not reach the server: the counters start over, every wait ends', counts(0, 3), { kind: 'answered' }, { state: zero, status: {}, runAt: null, reachable: null, endWaits: true }],
+  ['answered after pulls that failed: the counters start over, every wait ends', counts(2, 0), { kind: 'answered' }, { state: zero, status: {}, runAt: null, reachable: null, endWaits: true }],
+  ['answered, no outage (at most one lost answer): nothing changes, the waits stay', zero, { kind: 'answered' }, { state: zero, status: {}, runAt: null, reachable: null }],
 ];
 
 describe('nextRun', () => {

@@ -9,11 +9,11 @@ import { advertisesIdempotency, type FetchLike, type HttpDeps, type UploadLike }
 import { Leadership, type LeaderLocks, type OpenTabChannel } from './leader';
 import { LiveStream } from './live';
 import { pull, type PullDeps, type PullResult } from '../pull/pull';
-import { push, recoverInflight, type PushResult, type ReplayProbe } from '../outbox/replay';
+import { push, recoverInflight, UPLOAD_STALL_MS, type PushResult, type ReplayProbe } from '../outbox/replay';
 import { woken } from '../outbox/lifecycle';
 import { UploadProgressWriter } from './upload-progress';
 import type { ResumableUploads } from '../outbox/resumable-upload';
-import { INITIAL_STATUS, updateStatus } from './status';
+import { INITIAL_STATUS, readStoredStatus, updateStatus } from './status';
 import { INITIAL_SCHEDULE, nextRun, timerDelay, type ScheduleContext, type ScheduleState } from './schedule';
 import { isConnectionLost, reopen } from '../core/storage';
 import { realClock, type Clock } from '../core/clock';
@@ -120,6 +120,10 @@ export class SyncEngine {
   private pace: ScheduleState = INITIAL_SCHEDULE;
   /** The browser said offline (forwarded by the page): failures then count as "unreachable". */
   private browserOffline = false;
+  /** The server answered (or took bytes) during this run: see `reached`. */
+  private reachedInRun = false;
+  /** `reached`'s status write: awaited before the run's outcome is written, so it never lands after it. */
+  private shownReached: Promise<void> = Promise.resolve();
   /** Whether the server's Idempotency header has been recorded already (saves a meta write per response). */
   private idempotencyRecorded = false;
   private readonly reconnect: { baseMs: number; maxMs: number };
@@ -161,7 +165,7 @@ export class SyncEngine {
     this.backoff = deps.backoff ?? { baseMs: 1_000, maxMs: 5 * 60_000 };
     this.reconnect = deps.reconnect ?? { baseMs: 1_000, maxMs: 5_000 };
     this.pacer = new Pacer(this.clock);
-    this.progress = new UploadProgressWriter(deps.db, this.clock);
+    this.progress = new UploadProgressWriter(deps.db, this.clock, deps.uploadStallMs ?? UPLOAD_STALL_MS);
     this.stuckAfterMs = deps.stuckAfterMs ?? 3 * 60_000;
     this.movedAt = this.clock.now();
     this.live = deps.live
@@ -211,6 +215,8 @@ export class SyncEngine {
     const status = await updateStatus(db, {});
     if (status.needsSignIn) return { push: { kind: 'unauthenticated', message: 'sign in again' }, pull: null };
     await updateStatus(db, { syncing: true });
+    this.reachedInRun = false;
+    await this.progress.adopt();
     this.armWatchdog();
     try {
       // We hold the lock: nobody else is sending, so anything in flight was orphaned by a
@@ -218,21 +224,36 @@ export class SyncEngine {
       await recoverInflight(db);
       const http = this.httpDeps();
       const common = { ...http, ...this.uploadDeps(), db, now: () => this.clock.now() };
-      const onUploadProgress = (fileId: string, sent: number, total: number, resumed?: boolean) => {
+      const onUploadProgress = (fileId: string, sent: number, total: number, resumed?: boolean, onServer?: number) => {
         this.movedAt = this.clock.now(); // bytes moving: a slow upload is not a stuck queue
-        this.progress.report(fileId, sent, total, resumed);
+        this.progress.report(fileId, sent, total, resumed, onServer);
+        this.reached();
       };
-      let pushed = await push({ ...common, random: this.random, backoff: this.backoff, onUploadProgress, probe: this.deps.replayProbe });
-      let pulled: PullResult | null = null;
-      if (pushed.kind === 'done' || (pushed.kind === 'waiting' && pushed.reason === 'backoff')) {
-        pulled = await pull({ ...common, ...this.deps.pullOptions, db: this.deps.mirrorDb ?? db });
-        if (pulled.kind === 'done') {
-          this.feedKnown(pulled.feed === true);
+      const pushAll = () => push({ ...common, random: this.random, backoff: this.backoff, onUploadProgress, probe: this.deps.replayProbe });
+      const pullAll = async () => {
+        const result = await pull({ ...common, ...this.deps.pullOptions, db: this.deps.mirrorDb ?? db });
+        if (result.kind === 'done') {
+          this.feedKnown(result.feed === true);
           this.leadership?.announcePulled();
         }
-        // Writes made while we pulled: push them now rather than at the next trigger.
-        if (pulled.kind === 'done' && (await db.outbox.where('state').equals('queued').count()) > 0) {
-          pushed = await push({ ...common, random: this.random, backoff: this.backoff, onUploadProgress, probe: this.deps.replayProbe });
+        return result;
+      };
+      const goesOn = (result: PushResult) => result.kind === 'done' || (result.kind === 'waiting' && result.reason === 'backoff');
+      let pushed = await pushAll();
+      // The push has settled. If its answers ended an outage, what waited it out goes now, before the pull.
+      if (goesOn(pushed) && (await this.answeredAfterOutage())) pushed = await pushAll();
+      let pulled: PullResult | null = null;
+      if (goesOn(pushed)) {
+        pulled = await pullAll();
+        if (pulled.kind === 'done' && (await this.answeredAfterOutage())) {
+          // The pull's answers ended the outage (the push had nothing it could send): what waited
+          // goes now, and a pull after it brings what the server made of it (an upload moves its
+          // conversation's last_active_at), so a run that ends done leaves the mirror current.
+          pushed = await pushAll();
+          if (goesOn(pushed)) pulled = await pullAll();
+        } else if (pulled.kind === 'done' && (await db.outbox.where('state').equals('queued').count()) > 0) {
+          // Writes made while we pulled: push them now rather than at the next trigger.
+          pushed = await pushAll();
         }
       }
       await this.recordOutcome(pushed, pulled);
@@ -252,14 +273,22 @@ export class SyncEngine {
     return this.turn(async () => {
       const { db } = this.deps;
       if ((await updateStatus(db, {})).needsSignIn) return { kind: 'unauthenticated', message: 'sign in again' };
-      await recoverInflight(db);
-      // The browser fires the event when connectivity is back: as on \`online\`, every wait ends
-      // (the browser retries an event rarely, and not for long).
-      await clearWaits(db, this.clock.now(), this.backoff.baseMs);
-      const now = () => this.clock.now();
-      const pushed = await push({ ...this.httpDeps(), ...this.uploadDeps(), db, now, random: this.random, backoff: this.backoff, probe: this.deps.replayProbe });
-      await this.recordOutcome(pushed, null);
-      return pushed;
+      // A flush is a sync: an open page waits for the lock meanwhile, and says "Syncing…", not
+      // "Waiting to sync", while the service worker sends its changes.
+      await updateStatus(db, { syncing: true });
+      this.reachedInRun = false;
+      try {
+        await recoverInflight(db);
+        // The browser fires the event when connectivity is back: as on \`online\`, every wait ends
+        // (the browser retries an event rarely, and not for long).
+        await clearWaits(db, this.clock.now(), this.backoff.baseMs);
+        const now = () => this.clock.now();
+        const pushed = await push({ ...this.httpDeps(), ...this.uploadDeps(), db, now, random: this.random, backoff: this.backoff, probe: this.deps.replayProbe });
+        await this.recordOutcome(pushed, null);
+        return pushed;
+      } finally {
+        await updateStatus(db, { syncing: false });
+      }
     });
   }
 
@@ -276,9 +305,50 @@ export class SyncEngine {
       requestTimeoutMs,
       upload,
       isOffline: () => this.browserOffline,
-      onResponse: (headers) => this.noteServer(headers),
+      onResponse: (headers) => {
+        this.reached();
+        return this.noteServer(headers);
+      },
       pacer: this.pacer,
     };
+  }
+
+  /**
+   * An answer came or upload bytes moved (called from inside a request, while the push or the
+   * pull is still at work): the server is reachable now, whatever the last run said. Noted for
+   * the run (`answeredAfterOutage` reads it between the run's steps) and, once per run and only
+   * if the status said otherwise, shown: the status reads online again at once, not "Offline"
+   * beside a climbing upload. The status alone: the outbox and the pace are the run's to change,
+   * in order (a write to the outbox here would race the push settling the same operations).
+   */
+  private reached(): void {
+    if (this.reachedInRun || this.browserOffline) return;
+    this.reachedInRun = true;
+    const { db } = this.deps;
+    // A read first (most runs find it online: no write); a write meanwhile that said offline is
+    // overridden rightly, the answer came after it.
+    this.shownReached = readStoredStatus(db)
+      .then((status) => (status.online ? undefined : updateStatus(db, { online: true, nextRetryAt: null })))
+      .then(
+        () => {},
+        () => {}, // only for show: the run's outcome is written after it anyway
+      );
+  }
+
+  /**
+   * Between a run's steps (a push or a pull settled): the server answered in this run after an
+   * outage (schedule.ts, `answered`)? Then the pace starts over and every wait ends, as on
+   * `online`. True when an operation's wait ended (it can go now).
+   */
+  private async answeredAfterOutage(): Promise<boolean> {
+    return this.reachedInRun && (await this.endWaitsIf({ kind: 'answered' }));
+  }
+
+  /** What nextRun decides for an event outside a run's outcome: its pace, and whether every wait ends. True when one did. */
+  private async endWaitsIf(event: { kind: 'woken' } | { kind: 'answered' }): Promise<boolean> {
+    const decision = nextRun(this.pace, event, this.scheduleContext());
+    this.pace = decision.state;
+    return decision.endWaits === true && (await clearWaits(this.deps.db, this.clock.now(), this.backoff.baseMs)) > 0;
   }
 
   /** The server advertises idempotency on its responses: record it so uploads skip the snapshot GET. */
@@ -290,9 +360,11 @@ export class SyncEngine {
 
   /** After a run (or a flush): what nextRun (schedule.ts) decides is written, and the next run is set. */
   private async recordOutcome(pushed: PushResult, pulled: PullResult | null) {
+    await this.shownReached;
     const decision = nextRun(this.pace, { kind: 'ran', push: pushed, pull: pulled }, this.scheduleContext());
     this.pace = decision.state;
-    await updateStatus(this.deps.db, decision.status);
+    // The browser's word is this engine's (setOnline): one stored by an earlier session is not.
+    await updateStatus(this.deps.db, { ...decision.status, noNetwork: this.browserOffline });
     if (decision.reachable !== null) this.reachable = decision.reachable;
     this.lastProblem = decision.status.lastError ?? null;
     await this.checkStuck();
@@ -480,7 +552,7 @@ export class SyncEngine {
   /** The browser's own idea of connectivity (forwarded by the page); going online syncs at once. */
   async setOnline(online: boolean): Promise<void> {
     this.browserOffline = !online;
-    await updateStatus(this.deps.db, { online });
+    await updateStatus(this.deps.db, { online, noNetwork: !online });
     if (online) await this.wake();
   }
 
@@ -491,16 +563,14 @@ export class SyncEngine {
    */
   async wake(): Promise<void> {
     const now = this.clock.now();
-    await clearWaits(this.deps.db, now, this.backoff.baseMs);
-    this.pace = nextRun(this.pace, { kind: 'woken' }, this.scheduleContext()).state;
+    await this.endWaitsIf({ kind: 'woken' });
     if (this.retryAt !== null && this.retryAt > now) this.retryAt = null;
     this.requestSync(0); // runAt: now
   }
 
   /** "Sync now": end every wait, then sync and report. */
   async syncNow(): Promise<SyncReport> {
-    await clearWaits(this.deps.db, this.clock.now(), this.backoff.baseMs);
-    this.pace = nextRun(this.pace, { kind: 'woken' }, this.scheduleContext()).state;
+    await this.endWaitsIf({ kind: 'woken' });
     return this.syncOnce();
   }
 

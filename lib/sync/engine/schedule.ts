@@ -13,7 +13,17 @@
 //   401 from either (device_wiped: deviceWiped) .. needsSignIn                             the period only: runs stop
 //                                                                                           at needsSignIn until sign-in
 //   the run threw (IndexedDB trouble) ............ error = its message                     backoff's base from now
-//   woken (online, visible, "Sync now") .......... (unchanged)                             now; the counters start over
+//   woken (online, visible, "Sync now") .......... (unchanged)                             now; the counters start over;
+//                                                                                           every wait ends
+//   answered during a run, after an outage ....... (unchanged: the run's outcome writes)   the run goes on; the counters
+//     (a counter above zero)                                                                start over; every wait ends
+//   answered during a run, no outage ............. (unchanged)                             the run goes on; nothing changes
+//
+// "Every wait ends" (`endWaits`): the engine brings each queued operation's next attempt forward
+// (engine.ts `clearWaits`). After an outage the first answer does so, between the run's steps
+// (never while a push settles its operations): the changes that waited out the outage go in that
+// run, not at the end of a backoff that grew meanwhile. A single lost answer is no outage (the
+// server may be slow, not gone): its operation keeps its backoff.
 //
 // The earliest wait wins. The counters: `pullFailures` (consecutive retryable pull failures) drives
 // the pull's backoff, `offlineFailures` (consecutive runs that could not reach the server) the
@@ -40,7 +50,9 @@ export type RunOutcome =
   /** The run threw (IndexedDB trouble, e.g. a lost connection, reopened by the engine). */
   | { kind: 'threw'; message: string }
   /** The network is back, the app became visible, or "Sync now": every wait ends. */
-  | { kind: 'woken' };
+  | { kind: 'woken' }
+  /** The server answered (or took upload bytes) during a run; the engine asks between the run's steps. */
+  | { kind: 'answered' };
 
 export interface ScheduleContext {
   now: number;
@@ -59,13 +71,25 @@ export interface Decision {
   runAt: number | null;
   /** The server answered (not offline, not 401): the stuck-queue watchdog may call a still queue stuck. Null: unchanged. */
   reachable: boolean | null;
+  /** Every queued operation's wait ends now (engine.ts `clearWaits`). */
+  endWaits?: true;
+}
+
+/** Runs failed one after another (the server unreachable, or the pull failing): an outage, not one lost answer. */
+function inOutage(state: ScheduleState): boolean {
+  return state.offlineFailures > 0 || state.pullFailures > 0;
 }
 
 export function nextRun(state: ScheduleState, outcome: RunOutcome, ctx: ScheduleContext): Decision {
   const { now } = ctx;
   switch (outcome.kind) {
     case 'woken':
-      return { state: INITIAL_SCHEDULE, status: {}, runAt: now, reachable: null };
+      return { state: INITIAL_SCHEDULE, status: {}, runAt: now, reachable: null, endWaits: true };
+    case 'answered':
+      // Mid-run: the run's own outcome writes the status and sets the timer (runAt null: no change here).
+      return inOutage(state)
+        ? { state: INITIAL_SCHEDULE, status: {}, runAt: null, reachable: null, endWaits: true }
+        : { state, status: {}, runAt: null, reachable: null };
     case 'threw':
       return { state, status: { lastError: outcome.message }, runAt: now + ctx.backoff.baseMs, reachable: null };
     case 'ran':

@@ -31,8 +31,10 @@ export interface MirrorCleared {
 }
 
 export interface StoredStatus {
-  /** False after a request could not reach the server (or the browser says offline). */
+  /** False after a request could not reach the server (or the browser says offline); true again once bytes move or an answer comes. */
   online: boolean;
+  /** The browser says there is no network (navigator.onLine, its `offline` event): "Offline", not "Server unreachable". */
+  noNetwork: boolean;
   syncing: boolean;
   /** The server said 401: sync is paused until the user signs in again. */
   needsSignIn: boolean;
@@ -79,6 +81,7 @@ export interface SyncStatus extends StoredStatus {
 
 export const INITIAL_STATUS: StoredStatus = {
   online: true,
+  noNetwork: false,
   syncing: false,
   needsSignIn: false,
   deviceWiped: false,
@@ -90,7 +93,7 @@ export const INITIAL_STATUS: StoredStatus = {
 
 export async function readSyncStatus(db: ParleyDb): Promise<SyncStatus> {
   return db.transaction('r', db.meta, db.outbox, async () => {
-    const stored = { ...INITIAL_STATUS, ...(await getMeta(db, STATUS_KEY)) };
+    const stored = await readStoredStatus(db);
     const ordered = await db.outbox.orderBy('seq').toArray();
     const blocked = blockedOpIds(ordered);
     // The app's bookkeeping (bookkeeping.ts) is not the user's change: never counted as pending,
@@ -113,42 +116,14 @@ export async function readSyncStatus(db: ParleyDb): Promise<SyncStatus> {
   });
 }
 
-/**
- * What the status pill says, from the one status read. "All synced" only when it is true: nothing
- * pending or failed, online, not syncing, and a sync has completed with no first sync still under
- * way (so "Getting your data…" never shows beside it).
- */
-export function statusLabel(status: SyncStatus): { label: string; tone: 'ok' | 'warn' | 'bad'; failed: FailedOperation[]; stalled: SyncStatus['stalled'] } {
-  const failed = status.failed.filter((f) => !f.blocked);
-  // The browser cleared this device's copy with changes still queued: never "All synced" until
-  // the user has read that (MirrorNotice).
-  const lost = (status.mirrorCleared?.lostChanges ?? 0) > 0;
-  // The watchdog (engine.ts): pending changes against a reachable server, not moving.
-  const stalled = status.stalled && status.pendingCount > 0 && failed.length === 0 && status.online && !status.needsSignIn ? status.stalled : null;
-  const unfinished = status.firstSync !== null || status.lastSyncAt === null;
-  const label = status.needsSignIn
-    ? 'Sign in again'
-    : failed.length > 0
-      ? 'Needs attention'
-      : lost
-        ? 'Changes lost'
-        : !status.online
-          ? 'Offline'
-          : stalled
-            ? 'Not syncing'
-            : status.syncing
-              ? 'Syncing…'
-              : status.pendingCount > 0 || unfinished
-                ? 'Waiting to sync'
-                : 'All synced';
-  const tone =
-    status.needsSignIn || failed.length || lost || stalled ? 'bad' : !status.online || status.pendingCount || (unfinished && !status.syncing) ? 'warn' : 'ok';
-  return { label, tone, failed, stalled };
+/** The stored status alone (the meta table; readSyncStatus adds what the outbox says). */
+export async function readStoredStatus(db: ParleyDb): Promise<StoredStatus> {
+  return { ...INITIAL_STATUS, ...(await getMeta(db, STATUS_KEY)) };
 }
 
 export async function updateStatus(db: ParleyDb, change: Partial<StoredStatus>): Promise<StoredStatus> {
   return db.transaction('rw', db.meta, async () => {
-    const next = { ...INITIAL_STATUS, ...(await getMeta(db, STATUS_KEY)), ...change };
+    const next = { ...(await readStoredStatus(db)), ...change };
     await setMeta(db, STATUS_KEY, next);
     return next;
   });

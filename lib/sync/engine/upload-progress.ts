@@ -14,10 +14,22 @@ declare module '../mirror/meta' {
 }
 
 /**
- * `sent` of `total` bytes; `resumed`: a resumable upload that went on from where the server had
- * it after a cut, a reload or a crash (`sent` then starts at the server's offset, not at zero).
+ * `sent` of `total` bytes (what has left the device, in flight included); `onServer`: what the
+ * server has confirmed holding (a resumable upload's Upload-Offset; absent for POST /v1/files,
+ * whose bytes count only at its answer); `resumed`: a resumable upload that went on from where
+ * the server had it after a cut, a reload or a crash. `movedAt`: when bytes last moved (or an
+ * answer came), while the transfer runs; it is abandoned at `abandonAt` if nothing moves by then.
  */
-export type UploadProgress = Record<string, { sent: number; total: number; resumed?: boolean }>;
+export interface UploadEntry {
+  sent: number;
+  total: number;
+  onServer?: number;
+  resumed?: boolean;
+  movedAt?: number;
+  abandonAt?: number;
+}
+
+export type UploadProgress = Record<string, UploadEntry>;
 
 export async function readUploadProgress(db: ParleyDb): Promise<UploadProgress> {
   return (await getMeta(db, UPLOAD_PROGRESS_KEY)) ?? {};
@@ -29,16 +41,23 @@ export class UploadProgressWriter {
   private stored = false;
   private writing: Promise<void> = Promise.resolve();
   private trailing: unknown = null;
+  private adopted = false;
 
   constructor(
     private readonly db: ParleyDb,
     private readonly clock: Clock,
+    /** A transfer is abandoned after this long without a byte moving (the replay's stall time). */
+    private readonly stallMs: number,
     private readonly intervalMs = 500,
   ) {}
 
   /** From the upload's progress events; writes now if the last write is old enough, else a little later. */
-  report(fileId: string, sent: number, total: number, resumed = false): void {
-    this.current = { ...this.current, [fileId]: resumed ? { sent, total, resumed } : { sent, total } };
+  report(fileId: string, sent: number, total: number, resumed = false, onServer?: number): void {
+    const movedAt = this.clock.now();
+    const entry: UploadEntry = { sent, total, movedAt, abandonAt: movedAt + this.stallMs };
+    if (onServer !== undefined) entry.onServer = onServer;
+    if (resumed) entry.resumed = true;
+    this.current = { ...this.current, [fileId]: entry };
     const wait = this.lastWriteAt + this.intervalMs - this.clock.now();
     if (wait <= 0) this.write();
     else if (this.trailing === null) {
@@ -54,7 +73,9 @@ export class UploadProgressWriter {
    * At the end of a sync: whatever was in flight has finished or failed. A POST /v1/files upload
    * starts over; a resumable one that was cut (its tus upload is still to be resumed: the outbox
    * keeps its URL) keeps its place on the row, as `resumed`, until its next attempt reports the
-   * server's offset — the row reads "Resuming — 31 of 48 MB" through the wait, not nothing.
+   * server's offset — the row reads "Resuming — 31 of 48 MB" through the wait, not nothing: what
+   * the server confirmed, never the bytes that were in flight when it was cut. Nothing moves
+   * until that attempt (no `movedAt`: not a stalled transfer).
    */
   async clear(): Promise<void> {
     if (this.trailing !== null) this.clock.clearTimeout(this.trailing);
@@ -70,12 +91,30 @@ export class UploadProgressWriter {
         .catch(() => []);
       for (const op of resuming) {
         const entry = this.current[op.entityId];
-        if (entry) kept[op.entityId] = { ...entry, resumed: true };
+        if (!entry) continue;
+        const held = entry.onServer ?? entry.sent;
+        kept[op.entityId] = { sent: held, total: entry.total, onServer: held, resumed: true };
       }
     }
     this.current = kept;
     if (this.stored || Object.keys(kept).length > 0) this.write();
     await this.writing;
+  }
+
+  /**
+   * Before this writer's first run: the row a worker left when it ended mid-transfer (a reload, a
+   * crash) is taken over as if its run had ended (`clear`): a resumable upload keeps its place at
+   * what the server confirmed, without `movedAt` (it never reads "Stalled" before it moves again);
+   * anything else goes.
+   */
+  async adopt(): Promise<void> {
+    if (this.adopted) return;
+    this.adopted = true;
+    const left = await readUploadProgress(this.db).catch((): UploadProgress => ({}));
+    if (Object.keys(left).length === 0) return;
+    this.current = { ...left, ...this.current };
+    this.stored = true;
+    await this.clear();
   }
 
   private write(): void {

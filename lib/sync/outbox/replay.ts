@@ -44,9 +44,10 @@ export interface ReplayDeps extends HttpDeps {
   backoff: { baseMs: number; maxMs: number };
   /**
    * Bytes of an upload sent so far, by the uploaded file's id (when the transport can tell).
-   * `resumed`: a resumable upload that went on from the server's offset (not from zero).
+   * `resumed`: a resumable upload that went on from the server's offset (not from zero);
+   * `onServer`: the bytes the server confirmed holding (resumable uploads only).
    */
-  onUploadProgress?: (fileId: string, sent: number, total: number, resumed?: boolean) => void;
+  onUploadProgress?: (fileId: string, sent: number, total: number, resumed?: boolean, onServer?: number) => void;
   /**
    * Resumable uploads (resumable-upload.ts `resumableUploads`), handed in by the sync worker so
    * that tus-js-client is loaded there only. Without it every upload is a POST /v1/files.
@@ -377,7 +378,8 @@ class Pipeline {
   private async replayResumable(op: OutboxOp): Promise<void> {
     const { deps } = this;
     const onProgress =
-      deps.onUploadProgress && ((sent: number, total: number, resumed: boolean) => deps.onUploadProgress!(op.entityId, sent, total, resumed));
+      deps.onUploadProgress &&
+      ((sent: number, total: number, resumed: boolean, onServer: number) => deps.onUploadProgress!(op.entityId, sent, total, resumed, onServer));
     const attempt = await deps.resumable!.send(this.tusDeps(), op, idempotencyKeyOf(op), onProgress);
     // The user cancelled it while it ran (the transfer was aborted), or just as it completed or
     // failed: whatever the attempt's outcome, end it now, under the same claim.

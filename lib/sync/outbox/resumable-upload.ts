@@ -147,7 +147,7 @@ export async function sendResumable(
   deps: TusDeps,
   op: OutboxOp,
   key: string,
-  onProgress?: (sent: number, total: number, resumed: boolean) => void,
+  onProgress?: (sent: number, total: number, resumed: boolean, onServer: number) => void,
 ): Promise<TusAttempt> {
   if (op.body.kind !== 'file.upload') throw new Error('not an upload');
   const body = op.body;
@@ -183,11 +183,11 @@ export async function sendResumable(
     const bytes = withBytes();
     // Written before it is sent: from then on the upload may exist with its URL unknown here.
     if (bytes) await save({ ...state, bytesKey: creationKey(key, state) });
-    const run = await runOnce(deps, body, key, state, save, source, chunk, chunk < patchBytes, bytes, isCancelled, (s, total) => {
+    const run = await runOnce(deps, body, key, state, save, source, chunk, chunk < patchBytes, bytes, isCancelled, (s, total, onServer) => {
       if (startOffset === null) startOffset = s;
       if (lastOffset !== null && s > lastOffset) progressed = true;
       lastOffset = s;
-      onProgress?.(s, total, (startOffset ?? 0) > 0);
+      onProgress?.(s, total, (startOffset ?? 0) > 0, onServer);
     });
     sent = sent || run.sent;
     if (run.kind === 'done') return { outcome: { kind: 'ok', value: run.fileId, replayed: false, serverTime: null }, file: run.file, url: run.url, sent, progressed };
@@ -238,7 +238,8 @@ function runOnce(
   probing: boolean,
   withBytes: boolean,
   isCancelled: () => Promise<boolean>,
-  onProgress: (sent: number, total: number) => void,
+  /** `sent`: tus-js-client's count (in flight included); `onServer`: the last Upload-Offset the server answered (0 before any). */
+  onProgress: (sent: number, total: number, onServer: number) => void,
 ): Promise<Run> {
   const endpoint = urlOf(deps.baseUrl, 'v1/uploads');
   const flags = { sent: false, progressed: false, offset: -1 };
@@ -321,7 +322,7 @@ function runOnce(
       fingerprint: async () => null as unknown as string,
       fileReader: source.reader,
       httpStack: stack,
-      onProgress,
+      onProgress: (sent, total) => onProgress(sent, total, Math.max(0, flags.offset)),
       onSuccess: ({ lastResponse }) => {
         // Completion always carries Upload-File-Id (caught above); a success without it is not ours to trust.
         const fileId = lastResponse.getHeader('Upload-File-Id');
