@@ -13,7 +13,7 @@ import { push, recoverInflight, UPLOAD_STALL_MS, type PushResult, type ReplayPro
 import { woken } from '../outbox/lifecycle';
 import { UploadProgressWriter } from './upload-progress';
 import type { ResumableUploads } from '../outbox/resumable-upload';
-import { INITIAL_STATUS, readStoredStatus, updateStatus } from './status';
+import { INITIAL_STATUS, STATUS_KEY, updateStatus } from './status';
 import { INITIAL_SCHEDULE, nextRun, timerDelay, type ScheduleContext, type ScheduleState } from './schedule';
 import { isConnectionLost, reopen } from '../core/storage';
 import { realClock, type Clock } from '../core/clock';
@@ -327,8 +327,8 @@ export class SyncEngine {
     const { db } = this.deps;
     // A read first (most runs find it online: no write); a write meanwhile that said offline is
     // overridden rightly, the answer came after it.
-    this.shownReached = readStoredStatus(db)
-      .then((status) => (status.online ? undefined : updateStatus(db, { online: true, nextRetryAt: null })))
+    this.shownReached = getMeta(db, STATUS_KEY)
+      .then((status) => ((status ?? INITIAL_STATUS).online ? undefined : updateStatus(db, { online: true, nextRetryAt: null })))
       .then(
         () => {},
         () => {}, // only for show: the run's outcome is written after it anyway

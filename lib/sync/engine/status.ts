@@ -93,7 +93,7 @@ export const INITIAL_STATUS: StoredStatus = {
 
 export async function readSyncStatus(db: ParleyDb): Promise<SyncStatus> {
   return db.transaction('r', db.meta, db.outbox, async () => {
-    const stored = await readStoredStatus(db);
+    const stored = { ...INITIAL_STATUS, ...(await getMeta(db, STATUS_KEY)) };
     const ordered = await db.outbox.orderBy('seq').toArray();
     const blocked = blockedOpIds(ordered);
     // The app's bookkeeping (bookkeeping.ts) is not the user's change: never counted as pending,
@@ -116,14 +116,9 @@ export async function readSyncStatus(db: ParleyDb): Promise<SyncStatus> {
   });
 }
 
-/** The stored status alone (the meta table; readSyncStatus adds what the outbox says). */
-export async function readStoredStatus(db: ParleyDb): Promise<StoredStatus> {
-  return { ...INITIAL_STATUS, ...(await getMeta(db, STATUS_KEY)) };
-}
-
 export async function updateStatus(db: ParleyDb, change: Partial<StoredStatus>): Promise<StoredStatus> {
   return db.transaction('rw', db.meta, async () => {
-    const next = { ...(await readStoredStatus(db)), ...change };
+    const next = { ...INITIAL_STATUS, ...(await getMeta(db, STATUS_KEY)), ...change };
     await setMeta(db, STATUS_KEY, next);
     return next;
   });
