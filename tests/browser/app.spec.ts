@@ -1,5 +1,5 @@
 import { expect, test } from '@playwright/test';
-import { api, expectAllSynced, openConversation, rowMenuAction, signIn, unique, waitForServiceWorker } from './helpers';
+import { api, backToConversationsLink, expectAllSynced, openConversation, rowMenuAction, signIn, unique, waitForServiceWorker } from './helpers';
 
 test('opening a conversation records last_opened_at on the server', async ({ page, request }, info) => {
   const server = await api(request, info);
@@ -72,9 +72,10 @@ test('keyboard only: open the new-conversation dialog, create, and go back', asy
   await page.keyboard.type(contact);
   await page.keyboard.press('Enter');
   await expect(page.getByRole('heading', { level: 1, name: new RegExp(contact) })).toBeVisible();
-  await page.getByRole('link', { name: 'Back to conversations' }).focus();
+  await backToConversationsLink(page).focus();
   await page.keyboard.press('Enter');
   await expect(page.getByRole('heading', { name: 'Conversations' })).toBeVisible();
+  await expect(page.getByRole('heading', { level: 1, name: new RegExp(contact) })).toHaveCount(0);
   // Escape closes a dialog
   await page.getByRole('button', { name: /New/ }).focus();
   await page.keyboard.press('Enter');

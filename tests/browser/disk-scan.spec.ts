@@ -10,6 +10,7 @@ import path from 'node:path';
 import { chromium, expect, test, type APIRequestContext, type BrowserContext, type Page } from '@playwright/test';
 import { E2E_TOKENS } from '../../playwright.config';
 import { appEnv, CHECKOUT, startApp, tempDir, type AppProcess } from './app-process';
+import { backToConversationsLink } from './helpers';
 
 const SERVER = '.next/parley/server.mjs';
 const PIN = '482915';
@@ -89,7 +90,7 @@ async function workDay(app: AppProcess, profile: string, s: Secrets, lock: boole
     await page.getByRole('button', { name: 'Rename', exact: true }).click();
     await page.getByLabel('Upload files').setInputFiles({ name: s.queuedName, mimeType: 'text/plain', buffer: Buffer.from(`${s.queuedBytes}\n`.repeat(4)) });
     await expect(page.getByRole('link', { name: s.queuedName, exact: true })).toBeVisible();
-    await page.getByRole('link', { name: 'Back to conversations' }).click();
+    await backToConversationsLink(page).click();
     await page.getByRole('button', { name: /New/ }).click();
     await page.getByLabel('Contact id').fill(s.queuedPatient);
     await page.getByRole('button', { name: 'Create', exact: true }).click();

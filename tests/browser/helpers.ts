@@ -164,3 +164,13 @@ export async function accessibilityViolations(page: Page): Promise<string[]> {
     return result.violations.map((v: any) => `${v.id}: ${v.help} (${v.nodes.map((n: any) => n.target.join(' ')).slice(0, 3).join(', ')})`);
   });
 }
+
+/**
+ * The way back to the conversations list from an open conversation: its "Back to conversations"
+ * link one screen at a time (a phone); on a wide screen, where the list stays beside the
+ * conversation and that link is not there (two-pane.spec), the Main navigation's Conversations.
+ */
+export function backToConversationsLink(page: Page) {
+  const wide = (page.viewportSize()?.width ?? 0) >= 1024;
+  return wide ? page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Conversations' }) : page.getByRole('link', { name: 'Back to conversations' });
+}

@@ -2,7 +2,7 @@
 // a reload with no network, and back online the server holds exactly the user's changes.
 import { expect, test } from '@playwright/test';
 import { CutLink } from './cut-link';
-import { api, appPort, expectAllSynced, openConversation, screenshot, signIn, unique, unlockIfLocked, waitForServiceWorker } from './helpers';
+import { api, appPort, backToConversationsLink, expectAllSynced, openConversation, screenshot, signIn, unique, unlockIfLocked, waitForServiceWorker } from './helpers';
 
 const links: CutLink[] = [];
 test.afterEach(async () => {
@@ -25,7 +25,7 @@ test('offline edits, an offline reload, and replay when back online', async ({ p
   await openConversation(page, seedContact);
   await expect(page.getByText('keep.txt')).toBeVisible();
   await expect(page.getByText('gone.txt')).toBeVisible();
-  await page.getByRole('link', { name: 'Back to conversations' }).click();
+  await backToConversationsLink(page).click();
 
   // ---- no network from here ----
   // The link is cut for every realm; setOffline tells the page it is offline (navigator.onLine).
@@ -44,7 +44,7 @@ test('offline edits, an offline reload, and replay when back online', async ({ p
   await expect(page.getByRole('button', { name: 'Restore', exact: true })).toBeVisible();
   await expect(page.getByTestId('sync-status')).toContainText('Offline');
 
-  await page.getByRole('link', { name: 'Back to conversations' }).click();
+  await backToConversationsLink(page).click();
   await openConversation(page, seedContact);
   await page.getByRole('button', { name: 'Rename keep.txt' }).click();
   await page.getByLabel('New name').fill('kept.txt');

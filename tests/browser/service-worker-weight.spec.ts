@@ -23,9 +23,10 @@ const BACKGROUND_BUDGET_KIB = 70;
  * Ceiling on the precache, raw bytes (3,015 KiB in 55 files before issue 30, pdf.js among them;
  * 1,316 KiB once the shell alone was precached). The same session's other work, on screens the
  * shell reaches, took it to 1,397 KiB: the sealed databases' cipher, the unlock settings, the typo
- * search's matching, the results' flags and cards, the sealed downloads.
+ * search's matching, the results' flags and cards, the sealed downloads. The two panes, the honest
+ * status and the pacer took it to 1,453 KiB (CI, stop 36).
  */
-const PRECACHE_BUDGET_KIB = 1_450;
+const PRECACHE_BUDGET_KIB = 1_460;
 /** What pdf.js's code contains wherever the bundler put it (scripts/precache-shell.mjs). */
 const PDF_JS = /\bGlobalWorkerOptions\b|\bWorkerMessageHandler\b/;
 
@@ -170,6 +171,9 @@ test('pdf.js is fetched when a PDF is first opened, then the viewer shows PDFs w
   await context.setOffline(true);
   // Reloaded straight onto the viewer: a fresh page, a fresh pdf.js and its worker, from the device.
   await page.reload();
-  await expect(pdfPage.locator('.textLayer')).toContainText('Discharge letter');
+  // Cold: the app, the list beside the viewer on a wide screen, pdf.js and its worker all start
+  // from the device at once; with the other project's browser busy on the same two cores this
+  // took over 5 s (CI, stop 36; ~2 s alone). Nothing here is about speed: bench measures that.
+  await expect(pdfPage.locator('.textLayer')).toContainText('Discharge letter', { timeout: 20_000 });
   await context.setOffline(false);
 });

@@ -1,52 +1,16 @@
 // Issue 32 item 11: on a wide screen the conversations list stays beside the open conversation (and
 // a file opened from it), its rows denser; the open one's row is the current page; the focus
 // follows a choice made in the list; the address, back and forward follow the panes; each pane
-// is a named landmark. On a phone nothing of this: one screen at a time. And a row shows one
+// is a named landmark. On a phone nothing of this: one screen at a time (one-pane.spec, the phone's project). And a row shows one
 // honest time: never "14 min ago" beside "Last active —".
-import { expect, test, type Page } from '@playwright/test';
-import { accessibilityViolations, api, conversationRow, signIn, unique } from './helpers';
+import { expect, test } from '@playwright/test';
+import { accessibilityViolations, conversationRow } from './helpers';
+import { list, openHeading, rowLink, rowsInView, search, seed, table } from './panes';
 
 // Only so that axe can be injected (the app's CSP refuses inline scripts, as it should).
 test.use({ bypassCSP: true });
 
-const list = (page: Page) => page.getByRole('region', { name: 'Conversations' });
-const table = (page: Page) => page.getByRole('table', { name: 'Conversations' });
-const rowLink = (page: Page, name: string) => conversationRow(page, name).getByRole('link');
-const openHeading = (page: Page, name: string) => page.getByRole('heading', { level: 1, name, exact: true });
-const search = (page: Page) => page.getByRole('searchbox', { name: 'Search' });
-
-/** Rows wholly inside the list's scroller and the viewport: what the user sees of the list. */
-function rowsInView(page: Page): Promise<number> {
-  return page.evaluate(() => {
-    const body = document.querySelector('.vtable-body')!.getBoundingClientRect();
-    const bottom = Math.min(body.bottom, window.innerHeight);
-    return [...document.querySelectorAll('.vtable-body [role=row][data-index]')].filter((row) => {
-      const r = row.getBoundingClientRect();
-      return r.height > 0 && r.top >= body.top - 0.5 && r.bottom <= bottom + 0.5;
-    }).length;
-  });
-}
-
-async function seed(page: Page, request: Parameters<typeof api>[0], info: Parameters<typeof api>[1]) {
-  const server = await api(request, info);
-  const prefix = unique('pane');
-  // Twenty quiet ones (nothing sent: created is their only time), then two with a file each.
-  for (let i = 0; i < 20; i++) await server.createConversation(`${prefix}-quiet-${String(i).padStart(2, '0')}`);
-  const [a, b] = [`${prefix}-alpha`, `${prefix}-bravo`];
-  const alpha = await server.createConversation(a);
-  const bravo = await server.createConversation(b);
-  await server.upload(alpha.id, 'alpha-note.txt', 'alpha');
-  await server.upload(bravo.id, 'bravo-note.txt', 'bravo');
-  await signIn(page, info);
-  await search(page).fill(prefix);
-  await expect(rowLink(page, a)).toBeVisible();
-  // The first of the quiet ones in the list's order.
-  const quiet = table(page).getByRole('row').filter({ hasText: `${prefix}-quiet-` }).first();
-  return { prefix, a, b, alpha, bravo, quiet };
-}
-
 test('desktop: the list beside the open conversation and its file; the current row marked, the focus following, back and forward', async ({ page, request }, info) => {
-  test.skip(info.project.name !== 'desktop', 'the two panes are a wide screen’s (the phone has its own test below)');
   const { prefix, a, b, alpha, bravo, quiet } = await seed(page, request, info);
 
   // Nothing open yet: the list, and a pane that says so. Denser rows: at least 12 whole rows at
@@ -126,29 +90,4 @@ test('desktop: the list beside the open conversation and its file; the current r
   await expect(openHeading(page, a)).toBeVisible();
   await expect(table(page)).toHaveCount(0);
   await expect(page.getByRole('link', { name: 'Back to conversations' })).toBeVisible();
-});
-
-test('phone: one screen at a time; a row shows one time', async ({ page, request }, info) => {
-  test.skip(info.project.name !== 'phone', 'the desktop has the two panes (above)');
-  const { a, alpha, quiet } = await seed(page, request, info);
-  await expect(page.getByRole('region', { name: 'No conversation open' })).toHaveCount(0);
-  await expect(quiet.locator('.details')).toHaveText(/^Contact·\s*created\s*(just now|\d+ min ago)$/);
-
-  await rowLink(page, a).click();
-  await expect(openHeading(page, a)).toBeVisible();
-  await expect(table(page)).toHaveCount(0);
-  await expect(page.getByRole('link', { name: 'Back to conversations' })).toBeVisible();
-  expect(new URL(page.url()).search).toBe(`?c=${alpha.id}`);
-
-  // A file opened from it is a screen of its own too.
-  await page.getByRole('link', { name: 'alpha-note.txt' }).click();
-  await expect(page.getByRole('heading', { level: 1, name: 'alpha-note.txt' })).toBeVisible();
-  await expect(openHeading(page, a)).toHaveCount(0);
-  await expect(table(page)).toHaveCount(0);
-  await page.goBack();
-  await expect(openHeading(page, a)).toBeVisible();
-  await page.goBack();
-  await expect(table(page)).toBeVisible();
-  await expect(openHeading(page, a)).toHaveCount(0);
-  expect(await accessibilityViolations(page)).toEqual([]);
 });

@@ -97,6 +97,9 @@ async function openFile(page: Page, name: string) {
   expect(new URL(page.url()).searchParams.get('file')).toBeTruthy();
 }
 
+/** The open file's screen: on a wide screen the conversations list (a table too) is beside it. */
+const viewerPane = (page: Page) => page.locator('section.viewer');
+
 async function back(page: Page, contact: string) {
   await page.getByRole('link', { name: 'Back' }).click();
   await expect(page.getByRole('heading', { level: 1, name: new RegExp(contact) })).toBeVisible();
@@ -176,7 +179,7 @@ test('each kind of file opens in the app and reads as a clinician reads it', asy
 
   // CSV as a table.
   await openFile(page, 'sodium.csv');
-  await expect(page.getByRole('table').getByRole('row').nth(1).getByRole('cell')).toHaveText(['Sodium, serum', '140', 'mmol/L']);
+  await expect(viewerPane(page).getByRole('table').getByRole('row').nth(1).getByRole('cell')).toHaveText(['Sodium, serum', '140', 'mmol/L']);
   await back(page, contact);
 
   // Malformed FHIR: where it breaks, in words, and the text that could be read.
@@ -198,7 +201,7 @@ test('an upload still waiting to be sent opens from its queued bytes', async ({ 
   await page.getByLabel('Upload files').setInputFiles({ name: 'ward-round.csv', mimeType: 'text/csv', buffer: Buffer.from('bed,patient\n4,Jones\n') });
   await openFile(page, 'ward-round.csv');
   await expect(page.getByText('waiting to upload')).toBeVisible();
-  await expect(page.getByRole('table').getByRole('row').nth(1).getByRole('cell')).toHaveText(['4', 'Jones']);
+  await expect(viewerPane(page).getByRole('table').getByRole('row').nth(1).getByRole('cell')).toHaveText(['4', 'Jones']);
   await back(page, contact);
 });
 
@@ -213,18 +216,18 @@ test('a file opened once opens again in the viewer with no network', async ({ pa
   await waitForServiceWorker(page);
   await openConversation(page, contact);
   await openFile(page, 'cbc.hl7');
-  await expect(page.getByLabel('Results')).toContainText('Hemoglobin');
+  await expect(page.getByLabel('Results', { exact: true })).toContainText('Hemoglobin');
   await back(page, contact);
   // Kept for offline use (the service worker's cache, or sealed in the database on a locked device): marked.
   await expect(page.getByRole('listitem').filter({ has: page.getByRole('link', { name: 'cbc.hl7', exact: true }) }).getByText('On this device')).toBeVisible();
 
   await cutNetwork(context);
   await openFile(page, 'cbc.hl7');
-  await expect(page.getByLabel('Results')).toContainText('Hemoglobin');
+  await expect(page.getByLabel('Results', { exact: true })).toContainText('Hemoglobin');
   // Reloaded offline, straight onto the viewer's URL.
   await page.reload();
   await unlockIfLocked(page);
-  await expect(page.getByLabel('Results')).toContainText('Hemoglobin');
+  await expect(page.getByLabel('Results', { exact: true })).toContainText('Hemoglobin');
   await back(page, contact);
   // One never opened says why it cannot be shown.
   await openFile(page, 'sodium.csv');

@@ -33,9 +33,12 @@ import { accessibilityViolations, api, expectAllSynced, openConversation, signIn
  * so what it needs is on it — which route shows two panes, the open conversation's row marked
  * (aria-current), the row's one honest time ("created …"), denser rows, a file's address naming
  * the conversation it was opened from; the conversation and the viewer in the right pane load
- * when first opened, as they did as screens of their own.
+ * when first opened, as they did as screens of their own. Issue 32's honest status, merged beside
+ * them, added 0.6 KiB (213.2 → 213.8, measured on CI): the pill's words are a pure function of
+ * what the transfer does (status-label.ts: server unreachable, sending x of y on the server,
+ * stalled with its countdown), and the failed count inside the pill.
  */
-const FIRST_LOAD_BUDGET_KIB = 213.3;
+const FIRST_LOAD_BUDGET_KIB = 213.9;
 
 
 
