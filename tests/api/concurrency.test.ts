@@ -85,7 +85,12 @@ describe('uploads racing the delete of their conversation', () => {
       expect(await blobKeys(s)).toEqual(await rowKeys(s));
       expect(await tempFiles(s)).toEqual([]);
     }
-    expect(captured.errors.join('\n')).toBe('');
+    // Never a 500, nothing lost or left behind. Not counted: the rate limiter's notice that
+    // PostgreSQL kept it waiting over its 1 s (it counts in memory meanwhile, by design): with
+    // twelve senders on a loaded two-core CI machine its four connections were all busy once
+    // (clean-clone rehearsal, stop 37), which says nothing about the race this test is about.
+    const limiterFallback = /^\[parley\] rate limits: PostgreSQL did not answer/;
+    expect(captured.errors.filter((e) => !limiterFallback.test(e)).join('\n')).toBe('');
   });
 });
 
