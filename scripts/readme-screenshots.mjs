@@ -1,8 +1,10 @@
 // The README's screenshots of the lists, made again from the built app: `npm run screenshots`.
 // Starts the app on a free port with a temporary data directory, fills it with a ward's worth of
 // conversations and files through /v1, photographs the conversations list on a phone (at the top,
-// scrolled with the header folded away, a row's actions) and on a desktop, and writes them to
-// docs/screenshots/. Debian's Chromium, as the browser tests.
+// scrolled with the header folded away, a row's actions) and on a desktop (two panes: the list
+// beside an open conversation), and writes them to
+// docs/screenshots/. Debian's Chromium, as the browser tests. Without the device lock (its set-up
+// would come first after signing in; the lock screen is not what these pictures show).
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -22,7 +24,7 @@ const port = await new Promise((resolve) => {
 const token = 'readme-screenshots-token-0123456789';
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-screenshots-'));
 const app = spawn(process.execPath, ['scripts/start.mjs'], {
-  env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, PARLEY_TOKENS: `ward:${token}`, NODE_ENV: 'production' },
+  env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, PARLEY_TOKENS: `ward:${token}`, NODE_ENV: 'production', LOCK_AFTER_MINUTES: '0' },
   stdio: 'ignore',
 });
 const origin = `http://127.0.0.1:${port}`;
@@ -108,6 +110,11 @@ try {
 
   const desktop = await browser.newPage({ viewport: { width: 1280, height: 800 } });
   await signIn(desktop);
+  await settle(desktop);
+  // Two panes on a wide screen: the list beside the open conversation (the first row, pinned, with
+  // a result sent in it).
+  await desktop.locator('.vtable-body [role=row][data-index="0"]').getByRole('link').first().click();
+  await desktop.locator('#conversation-title').waitFor();
   await settle(desktop);
   await desktop.screenshot({ path: out('desktop-conversations.png') });
   await browser.close();
