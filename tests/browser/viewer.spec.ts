@@ -377,6 +377,8 @@ test('photos and scans on the server get a thumbnail without being opened, fetch
     if (url.pathname.startsWith('/files/') && ids.includes(url.searchParams.get('id') ?? '')) asked.push(url.searchParams.get('id')!);
   });
   await signIn(page, info);
+  // The service worker in charge: it sees the fetches (and keeps a copy of every file opened).
+  await waitForServiceWorker(page);
   await openConversation(page, contact);
   const files = page.getByRole('list', { name: 'Files' });
   // Neither opened: each shows its picture, not its icon.
