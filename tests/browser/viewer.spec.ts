@@ -147,6 +147,8 @@ test('each kind of file opens in the app and reads as a clinician reads it', asy
   const { contact } = await seed(request, info);
   let tabs = 0;
   context.on('page', () => tabs++);
+  // No thumbnails fetched meanwhile: pdf.js for the list's PDFs would load beside the viewer's.
+  await dataSaverOn(page);
   await signIn(page, info);
   await openConversation(page, contact);
 
@@ -454,6 +456,8 @@ test('with Data Saver on, nothing is fetched for a thumbnail; once it is off, th
 
 test('a PDF waiting to upload gets its first page as a thumbnail, made on the device; a damaged one keeps its icon', async ({ page, context, request }, info) => {
   const { contact } = await seed(request, info);
+  // Only the queued files' thumbnails here (the server's PDFs are not fetched for theirs).
+  await dataSaverOn(page);
   await signIn(page, info);
   await openConversation(page, contact);
   const files = page.getByRole('list', { name: 'Files' });

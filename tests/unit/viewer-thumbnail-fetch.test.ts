@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { fetchableForThumbnail, RETRY_AFTER_LOST_CONNECTION_MS, THUMBNAIL_SOURCE_MAX_BYTES, thumbnailFetcher, type Outcome, type ThumbnailSource } from '../../lib/view/viewer/thumbnail-fetch';
 import type { ConnectionLike } from '../../lib/offline/policy';
-import { fittingThumbnail, THUMBNAIL_MAX_BYTES, type Made } from '../../lib/view/viewer/thumbnail-workers';
+import { fittingThumbnail, THUMBNAIL_MAX_BYTES, type Made, type Thumbnailed } from '../../lib/view/viewer/thumbnail-workers';
 
 const file = (id: string, over: Partial<ThumbnailSource> = {}): ThumbnailSource => ({
   id,
@@ -16,7 +16,7 @@ const file = (id: string, over: Partial<ThumbnailSource> = {}): ThumbnailSource 
   ...over,
 });
 
-function setUp(options: { status?: (url: string) => number; make?: (blob: Blob) => Promise<Made> } = {}) {
+function setUp(options: { status?: (url: string) => number; make?: (kind: Thumbnailed, blob: Blob) => Promise<Made> } = {}) {
   const fetched: Array<{ url: string; init: RequestInit }> = [];
   const stored = new Map<string, NonNullable<Made>>();
   const outcomes: Array<[string, Outcome]> = [];
