@@ -3,6 +3,7 @@
 // refresh, "N of M files", a failed badge the size of its word; axe clean throughout.
 import { expect, test, type Page } from '@playwright/test';
 import { accessibilityViolations, api, appOrigin, expectAllSynced, openConversation, screenshot, signIn, unique, userFor } from './helpers';
+import { rowsInView } from './panes';
 
 // Only so that axe can be injected (the app's CSP refuses inline scripts, as it should).
 test.use({ bypassCSP: true });
@@ -12,18 +13,6 @@ const rows = (page: Page) => page.getByRole('table', { name: 'Conversations' }).
 /** The names of the rows on screen, in order. */
 async function namesInOrder(page: Page): Promise<string[]> {
   return rows(page).locator('.name').allTextContents();
-}
-
-/** Rows wholly inside the list's scroller (and the viewport): what the user sees of the list. */
-async function rowsInView(page: Page): Promise<number> {
-  return page.evaluate(() => {
-    const body = document.querySelector('.vtable-body')!.getBoundingClientRect();
-    const bottom = Math.min(body.bottom, window.innerHeight);
-    return [...document.querySelectorAll('.vtable-body [role=row][data-index]')].filter((row) => {
-      const r = row.getBoundingClientRect();
-      return r.height > 0 && r.top >= body.top - 0.5 && r.bottom <= bottom + 0.5;
-    }).length;
-  });
 }
 
 async function search(page: Page, text: string) {
