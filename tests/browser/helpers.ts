@@ -174,6 +174,7 @@ export async function accessibilityViolations(page: Page): Promise<string[]> {
  * conversation and that link is not there (two-pane.spec), the Main navigation's Conversations.
  */
 export function backToConversationsLink(page: Page) {
+  // The app's own width for two panes: app/_components/useNarrow.ts WIDE, (min-width: 1024px).
   const wide = (page.viewportSize()?.width ?? 0) >= 1024;
   return wide ? page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Conversations' }) : page.getByRole('link', { name: 'Back to conversations' });
 }
