@@ -178,3 +178,18 @@ export function backToConversationsLink(page: Page) {
   const wide = (page.viewportSize()?.width ?? 0) >= 1024;
   return wide ? page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Conversations' }) : page.getByRole('link', { name: 'Back to conversations' });
 }
+
+/**
+ * After a revoke with wipe: ask the server ("Sync now") until the app has erased itself and says so.
+ * The server keeps an accepted token in its cache for up to 10 s, so a few asks may pass; and the
+ * app may hear it on its own first (the live stream's next request), in which case "Sync now" is
+ * already gone with the rest — so the notice is looked for before each ask.
+ */
+export async function askUntilWiped(page: Page) {
+  const notice = page.getByTestId('signin-notice');
+  await expect(async () => {
+    if (!(await notice.isVisible())) await page.getByRole('button', { name: 'Sync now' }).click({ timeout: 1_000 });
+    await expect(notice).toBeVisible({ timeout: 1_000 });
+  }).toPass({ timeout: 30_000 });
+  await expect(notice).toHaveText(/signed out and cleared by your organisation/);
+}
