@@ -136,3 +136,4 @@ export const ConversationListQuery = z.strictObject({
   pinned: BooleanInput.meta({ description: 'true: only pinned; false: only not pinned' }).optional(),
   group_id: z.optional(ExternalId.check(z.meta({ description: 'Only the conversation of this group' }))),
 });
+export type ConversationListQuery = z.output<typeof ConversationListQuery>;

@@ -70,6 +70,9 @@ describe('DELETE /v1/me/devices/:id', () => {
     const c = await createToken(s.service.db, 'frank', 'cli');
     for (const t of [a, b, c]) expect((await as(t.token).get('/v1/me')).status).toBe(200);
 
+    // A parameter given twice is refused (which one would count?), and nothing is signed out.
+    expectError(await as(c.token).del(`/v1/me/devices/${a.id}?wipe=false&wipe=true`), 400, 'parameter_invalid', 'wipe');
+    expect((await list(c.token)).data.map((d) => d.id)).toContain(a.id);
     const out = await as(c.token).del(`/v1/me/devices/${a.id}`);
     expect(out.status, out.text).toBe(204);
     const wiped = await as(c.token).del(`/v1/me/devices/${b.id}?wipe=true`);

@@ -1,19 +1,17 @@
 // Conversations: list, create, retrieve, update, delete — scoped to the authenticated user.
 import { sql } from 'kysely';
 import {
-  ConversationCreateInput,
-  ConversationListQuery,
-  ConversationUpdateInput,
+  type ConversationCreateInput,
+  type ConversationListQuery,
+  type ConversationUpdateInput,
   type Conversation,
   type PageOf,
 } from '../../schemas';
 import type { ConversationRow, Db } from '../storage/db';
 import { ApiError, invalid, missing, notFound } from '../errors';
 import { newId, nowSeconds } from './ids';
-import { paginate, readListQuery, type CursorMode } from './pagination';
+import { paginate, type CursorMode, type ListParams } from './pagination';
 import { prepare, prepareVariants } from '../storage/prepared';
-import { parseInput } from './validation';
-import type { Fields } from './inputs';
 
 type Row = Omit<ConversationRow, 'seq'> & { seq: number };
 
@@ -32,13 +30,8 @@ export function toConversation(row: Row): Conversation {
   };
 }
 
-interface ListFilters {
-  muted?: boolean;
-  archived?: boolean;
-  pinned?: boolean;
-  group_id?: string;
-}
-const FILTER_NAMES = Object.keys(ConversationListQuery.shape);
+/** The list's filters, as ConversationListQuery parses them. */
+type ListFilters = ConversationListQuery;
 
 const variantKey = (f: ListFilters, mode: CursorMode | 'seek') =>
   `${mode}|${f.muted ?? '-'}|${f.archived ?? '-'}|${f.pinned ?? '-'}|${f.group_id !== undefined}`;
@@ -107,9 +100,8 @@ export class Conversations {
     );
   }
 
-  async list(db: Db, user: string, query: URLSearchParams): Promise<PageOf<Conversation>> {
-    const { list, filters: raw } = readListQuery(query, FILTER_NAMES);
-    const f: ListFilters = parseInput(ConversationListQuery, raw);
+  /** A page of `list`, narrowed by `f` (both as the route's query parsed them: routes/conversations.ts). */
+  async list(db: Db, user: string, list: ListParams, f: ListFilters): Promise<PageOf<Conversation>> {
     const args = { user, group: f.group_id ?? '', seq: 0, limit: 0, id: '' };
     const page = await paginate(
       list,
@@ -129,8 +121,8 @@ export class Conversations {
     return toConversation(await this.get(db, user, id));
   }
 
-  async create(db: Db, user: string, fields: Fields): Promise<Conversation> {
-    const input = parseInput(ConversationCreateInput, fields);
+  /** `input` as the route's body schema parsed it (routes/conversations.ts). */
+  async create(db: Db, user: string, input: ConversationCreateInput): Promise<Conversation> {
     if (input.contact_id === undefined && input.group_id === undefined) {
       throw missing('contact_id', 'Exactly one of contact_id or group_id is required');
     }
@@ -177,8 +169,8 @@ export class Conversations {
     throw new Error('conversation insert kept conflicting without a conflicting row');
   }
 
-  async update(db: Db, user: string, id: string, fields: Fields): Promise<Conversation> {
-    const input = parseInput(ConversationUpdateInput, fields);
+  /** `input` as the route's body schema parsed it (routes/conversations.ts). */
+  async update(db: Db, user: string, id: string, input: ConversationUpdateInput): Promise<Conversation> {
     if (input.pinned_message_id) {
       const [message] = await this.messageInConversation(db, { id: input.pinned_message_id, conversation: id });
       if (!message) {

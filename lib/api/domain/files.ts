@@ -1,5 +1,5 @@
 // Files: list, upload, retrieve, rename, delete — scoped to the authenticated user.
-import { FileListQuery, FileUpdateInput, FileUploadInput, filenameProblem, ID_PATTERN, type FileObject, type PageOf } from '../../schemas';
+import { FileListQuery, FileUploadInput, type FileUpdateInput, filenameProblem, ID_PATTERN, type FileObject, type PageOf } from '../../schemas';
 import type { Conversations } from './conversations';
 import type { Db, FileRow } from '../storage/db';
 import { invalid, missing, notFound, unknownParam } from '../errors';
@@ -9,8 +9,7 @@ import { newId, nowSeconds } from './ids';
 import { paginate, readListQuery, type CursorMode } from './pagination';
 import { prepare, prepareVariants } from '../storage/prepared';
 import type { UrlSigner } from './signing';
-import { parseInput } from './validation';
-import type { Fields, ReceivedUpload } from './inputs';
+import type { ReceivedUpload } from './inputs';
 
 export type StoredFile = Omit<FileRow, 'seq'> & { seq: number };
 
@@ -180,8 +179,8 @@ export class Files {
     return this.toFile({ ...row, seq: 0 }, assetBase);
   }
 
-  async rename(db: Db, user: string, id: string, fields: Fields, assetBase: string): Promise<FileObject> {
-    const input = parseInput(FileUpdateInput, fields);
+  /** `input` as the route's body schema parsed it (routes/files.ts). */
+  async rename(db: Db, user: string, id: string, input: FileUpdateInput, assetBase: string): Promise<FileObject> {
     const row = await this.get(db, user, id);
     await db.updateTable('files').set({ filename: input.filename }).where('id', '=', id).execute();
     return this.toFile({ ...row, filename: input.filename }, assetBase);

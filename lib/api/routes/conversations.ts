@@ -1,14 +1,17 @@
 // /v1/conversations and /v1/conversations/{id}.
 import { z } from 'zod';
-import { ConversationCreateInput, ConversationListQuery, ConversationUpdateInput, Id, PageQuery } from '../../schemas';
+import { ConversationCreateInput, ConversationListQuery, ConversationUpdateInput, Id } from '../../schemas';
 import { readFields } from '../http/body';
 import { refuseQueryParameters } from '../domain/pagination';
 import { common, empty, notFound, ok, retryable, unsupportedMedia, writes } from './responses';
-import { deleteOne, FIELD_MEDIA, type Route } from './route';
+import { deleteOne, fieldsBody, listQueryOf, type Route } from './route';
 
 const item = { path: '/v1/conversations/{id}', tag: 'Conversations', params: z.strictObject({ id: Id }), missing: 'conversation' } as const;
 const fieldsMedia = 'application/json, application/x-www-form-urlencoded or multipart/form-data';
 const none = notFound('no such conversation (or not the caller\'s)');
+const listQuery = listQueryOf(ConversationListQuery);
+const createBody = fieldsBody(ConversationCreateInput, 'ConversationCreate', true);
+const updateBody = fieldsBody(ConversationUpdateInput, 'ConversationUpdate', false);
 
 export const conversationRoutes: Route[] = [
   {
@@ -18,9 +21,12 @@ export const conversationRoutes: Route[] = [
     operationId: 'listConversations',
     summary: 'List conversations',
     description: 'A page of the caller\'s conversations, newest first; the filters narrow it.',
-    query: ConversationListQuery.extend(PageQuery.shape),
+    query: listQuery.schema,
     responses: { '200': ok('A page, newest first', 'ConversationPage'), ...common },
-    handle: async (api, { request, user }) => ({ status: 200, body: await api.conversations.list(api.db, user, request.query) }),
+    handle: async (api, { request, user }) => {
+      const { list, filters } = listQuery.parse(request.query);
+      return { status: 200, body: await api.conversations.list(api.db, user, list, filters) };
+    },
   },
   {
     method: 'POST',
@@ -30,7 +36,7 @@ export const conversationRoutes: Route[] = [
     summary: 'Create a conversation',
     description: 'With exactly one of contact_id or group_id (neither or both: 400). One conversation per contact and per group.',
     idempotent: true,
-    body: { schema: ConversationCreateInput, media: FIELD_MEDIA, required: true, name: 'ConversationCreate' },
+    body: createBody,
     responses: {
       '201': ok('Created', 'Conversation'),
       ...common,
@@ -47,7 +53,7 @@ export const conversationRoutes: Route[] = [
         user,
         request.header('idempotency-key'),
         () => ({ method: 'POST', path: request.path, content: fields }),
-        async (trx) => ({ status: 201, body: await api.conversations.create(trx, user, fields) }),
+        async (trx) => ({ status: 201, body: await api.conversations.create(trx, user, createBody.parse(fields)) }),
         { audit: request.audit },
       );
       return api.written(user, result);
@@ -72,7 +78,7 @@ export const conversationRoutes: Route[] = [
     summary: 'Update a conversation',
     description: 'Only the fields given change; an unknown field is 400.',
     idempotent: true,
-    body: { schema: ConversationUpdateInput, media: FIELD_MEDIA, required: false, name: 'ConversationUpdate' },
+    body: updateBody,
     responses: { '200': ok('The updated conversation', 'Conversation'), ...common, ...none, ...writes, ...unsupportedMedia(fieldsMedia) },
     handle: async (api, { request, user, params }) => {
       refuseQueryParameters(request.query);
@@ -81,7 +87,7 @@ export const conversationRoutes: Route[] = [
         user,
         request.header('idempotency-key'),
         () => ({ method: 'PUT', path: request.path, content: fields }),
-        async (trx) => ({ status: 200, body: await api.conversations.update(trx, user, params.id, fields) }),
+        async (trx) => ({ status: 200, body: await api.conversations.update(trx, user, params.id, updateBody.parse(fields)) }),
         { singleWrite: true, audit: request.audit },
       );
       return api.written(user, result);

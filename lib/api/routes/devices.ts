@@ -7,14 +7,16 @@ import { readFields } from '../http/body';
 import { refuseQueryParameters } from '../domain/pagination';
 import { listDevices, removeDevice } from '../domain/devices';
 import { deviceLabel } from '../domain/pairings';
-import { parseInput } from '../domain/validation';
 import { common, empty, error, notFound, ok, publicCommon, retryable, unsupportedMedia } from './responses';
-import { FIELD_MEDIA, type Route } from './route';
+import { fieldsBody, queryOf, type Route } from './route';
 
 const fieldsMedia = 'application/json, application/x-www-form-urlencoded or multipart/form-data';
 const device = { path: '/v1/me/devices/{id}', tag: 'Devices', extension: 'devices', params: z.strictObject({ id: Id }), missing: 'device' } as const;
 const pairing = (suffix = '') => ({ path: `/v1/me/pairings/{id}${suffix}`, tag: 'Devices', extension: 'devices', params: z.strictObject({ id: Id }), missing: 'pairing' }) as const;
 const noPairing = notFound('no such pairing (or not the caller\'s)');
+const deleteQuery = queryOf(z.strictObject({ wipe: BooleanInput.optional() }));
+const redeemBody = fieldsBody(PairingRedeemInput, 'PairingRedeem', true);
+const collectBody = fieldsBody(PairingTokenInput, 'PairingCollect', true);
 const expiredOrUsed = { '410': error('pairing_expired (the code or the request is older than 2 minutes) or pairing_used (a code works once)') };
 
 export const deviceRoutes: Route[] = [
@@ -45,11 +47,10 @@ export const deviceRoutes: Route[] = [
       'Extension: revokes the device\'s token (this device\'s own too). With wipe=true the token is kept, marked wiped: every request with it ' +
       'is then answered 401 device_wiped and the app there erases everything of the user it holds. Other instances may accept the token ' +
       'for up to 10 s more (their token cache). Another user\'s device: 404.',
-    query: z.strictObject({ wipe: BooleanInput.optional() }),
+    query: deleteQuery.schema,
     responses: { '204': empty('Signed out'), ...common, ...notFound('no such device (or not the caller\'s)') },
     handle: async (api, { request, user, params }) => {
-      const query = Object.fromEntries(request.query);
-      const { wipe } = parseInput(z.strictObject({ wipe: BooleanInput.optional() }), query);
+      const { wipe } = deleteQuery.parse(request.query);
       await removeDevice(api.db, user, params.id, { wipe: wipe ?? false, ttlSeconds: api.config.tokenTtlSeconds, audit: request.audit });
       api.forgetToken(params.id);
       return { status: 204 };
@@ -101,7 +102,7 @@ export const deviceRoutes: Route[] = [
       'Extension, no token: the new device sends the code (case, spaces and dashes do not matter) and optionally its label (default: from ' +
       'its User-Agent, e.g. "Chrome on Android"). It gets a secret, never a token: it collects its token with the secret once the other ' +
       'device approves. Rate-limited per client address (RATE_LIMIT_PAIRING_PER_MINUTE, default 10).',
-    body: { schema: PairingRedeemInput, media: FIELD_MEDIA, required: true, name: 'PairingRedeem' },
+    body: redeemBody,
     responses: {
       '201': ok('Redeemed: wait for approval', 'PairingRedeemed'),
       '400': common['400'],
@@ -113,7 +114,7 @@ export const deviceRoutes: Route[] = [
     },
     handle: async (api, { request }) => {
       refuseQueryParameters(request.query);
-      const fields = parseInput(PairingRedeemInput, await readFields(request));
+      const fields = redeemBody.parse(await readFields(request));
       return { status: 201, body: await api.pairings.redeem({ code: fields.code, label: deviceLabel(request.header('user-agent'), fields.label) }) };
     },
   },
@@ -132,7 +133,7 @@ export const deviceRoutes: Route[] = [
       'Extension, no token: with the secret from the redemption, in the body (never in a URL). 200 with the device\'s own token once approved ' +
       '(once: a second collection is 410); 409 pairing_pending with Retry-After until then (poll); 403 pairing_denied; 410 expired. ' +
       'A wrong secret: 404.',
-    body: { schema: PairingTokenInput, media: FIELD_MEDIA, required: true, name: 'PairingCollect' },
+    body: collectBody,
     responses: {
       '200': ok('The device token', 'PairingToken'),
       '400': common['400'],
@@ -146,7 +147,7 @@ export const deviceRoutes: Route[] = [
     },
     handle: async (api, { request, params }) => {
       refuseQueryParameters(request.query);
-      const fields = parseInput(PairingTokenInput, await readFields(request));
+      const fields = collectBody.parse(await readFields(request));
       return { status: 200, body: await api.pairings.collect(params.id, fields.secret) };
     },
   },

@@ -6,10 +6,11 @@ import { receiveUpload } from '../http/upload';
 import { refuseQueryParameters } from '../domain/pagination';
 import { isCommitOutcomeUnknown } from '../storage/transaction';
 import { common, empty, error, notFound, ok, unsupportedMedia, writes } from './responses';
-import { deleteOne, FIELD_MEDIA, type Api, type Call, type Route } from './route';
+import { deleteOne, fieldsBody, type Api, type Call, type Route } from './route';
 
 const item = { path: '/v1/files/{id}', tag: 'Files', params: z.strictObject({ id: Id }), missing: 'file' } as const;
 const none = notFound('no such file (or not the caller\'s)');
+const renameBody = fieldsBody(FileUpdateInput, 'FileUpdate', true);
 
 export const fileRoutes: Route[] = [
   {
@@ -69,7 +70,7 @@ export const fileRoutes: Route[] = [
     summary: 'Rename a file',
     description: 'filename only (any other field: 400). The answer carries the new name and a file_url built from it; the old URL stops working.',
     idempotent: true,
-    body: { schema: FileUpdateInput, media: FIELD_MEDIA, required: true, name: 'FileUpdate' },
+    body: renameBody,
     responses: {
       '200': ok('The renamed file, with a new file_url', 'File'),
       ...common,
@@ -84,7 +85,7 @@ export const fileRoutes: Route[] = [
         user,
         request.header('idempotency-key'),
         () => ({ method: 'PUT', path: request.path, content: fields }),
-        async (trx) => ({ status: 200, body: await api.files.rename(trx, user, params.id, fields, api.assetBase(request)) }),
+        async (trx) => ({ status: 200, body: await api.files.rename(trx, user, params.id, renameBody.parse(fields), api.assetBase(request)) }),
         { singleWrite: false, audit: request.audit },
       );
       return api.written(user, result);

@@ -18,7 +18,11 @@ import type { DrainResult } from '../storage/blob-deletions';
 import type { Db } from '../storage/db';
 import type { Logger } from '../http/log';
 import type { Responses } from './responses';
-import { refuseQueryParameters } from '../domain/pagination';
+import type { Fields } from '../domain/inputs';
+import { readListQuery, refuseQueryParameters, type ListParams } from '../domain/pagination';
+import { PageQuery } from '../../schemas';
+import { parseInput } from '../domain/validation';
+import { invalid } from '../errors';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'HEAD' | 'PATCH' | 'OPTIONS';
 
@@ -100,7 +104,49 @@ export type Route =
   | (RouteFields & { access: 'stream'; handle(api: Api, call: Call): Promise<ApiReply> });
 
 /** Bodies of POST/PUT that carry fields (http/body.ts reads all three). */
-export const FIELD_MEDIA = ['application/json', 'application/x-www-form-urlencoded', 'multipart/form-data'] as const;
+const FIELD_MEDIA = ['application/json', 'application/x-www-form-urlencoded', 'multipart/form-data'] as const;
+
+/**
+ * A body of fields, described once: the route's `body` documents it and its `parse` is what the
+ * handler validates the fields with (the contract's 400s: missing, unknown or invalid field). The
+ * domain is given the parsed input, so no schema is written, or parsed, twice.
+ */
+export function fieldsBody<S extends z.ZodType>(schema: S, name: string, required: boolean) {
+  return { schema, media: FIELD_MEDIA, required, name, parse: (fields: Fields): z.output<S> => parseInput(schema, fields) };
+}
+
+/**
+ * A list's query, described once: the page (limit, starting_after, ending_before: pagination.ts
+ * reads them, with the contract's cursor errors) and the list's own filters, parsed by `filters`.
+ */
+export function listQueryOf<S extends z.ZodObject>(filters: S) {
+  const names = Object.keys(filters.shape);
+  return {
+    schema: filters.extend(PageQuery.shape),
+    parse(query: URLSearchParams): { list: ListParams; filters: z.output<S> } {
+      const read = readListQuery(query, names);
+      return { list: read.list, filters: parseInput(filters, read.filters) };
+    },
+  };
+}
+
+/**
+ * A query of named parameters, described once: the route's `query` is `schema`, and `parse`
+ * validates the request's query with it (a parameter given twice is refused, as list queries do).
+ */
+export function queryOf<S extends z.ZodObject>(schema: S) {
+  return {
+    schema,
+    parse(query: URLSearchParams): z.output<S> {
+      const values: Record<string, string> = Object.create(null);
+      for (const [name, value] of query) {
+        if (Object.hasOwn(values, name)) throw invalid(name, `${name} was given more than once`);
+        values[name] = value;
+      }
+      return parseInput(schema, values);
+    },
+  };
+}
 
 /**
  * After a delete: the rows are gone (committed), their keys queued in the same transaction; now
