@@ -13,8 +13,6 @@
 // The single `events_purged_through` of earlier versions is still honoured, frozen (never written
 // again): a floor that moved with everyone's purged events would tell about everyone's writes.
 import type { ChangeEvent, ChangeEventType, Conversation, EventPage, FileObject } from '../../schemas';
-import { EventsLimit } from '../../schemas';
-import { invalid, unknownParam } from '../errors';
 import type { Db } from '../storage/db';
 import { prepare } from '../storage/prepared';
 import { toConversation } from './conversations';
@@ -25,7 +23,6 @@ import { nowSeconds } from './ids';
 export { eventsExpired };
 
 export const DEFAULT_EVENTS_LIMIT = 100;
-export const MAX_EVENTS_LIMIT = 1000;
 const LEGACY_PURGED_THROUGH = 'events_purged_through';
 const purgedThroughKey = (user: string) => `events_purged_through:${user}`;
 
@@ -52,25 +49,6 @@ export interface FeedRead {
   rows: EventRow[];
   conversations: Map<string, Conversation>;
   files: Map<string, StoredFile>;
-}
-
-/** `after` (still opaque) and `limit` from a query; `after` null = "tell me the head". */
-export function readEventsQuery(query: URLSearchParams): { after: string | null; limit: number } {
-  let after: string | null = null;
-  let limit = DEFAULT_EVENTS_LIMIT;
-  const seen = new Set<string>();
-  for (const [name, value] of query) {
-    if (seen.has(name)) throw invalid(name, `${name} was given more than once`);
-    seen.add(name);
-    if (name === 'after') after = value;
-    else if (name === 'limit') {
-      if (!EventsLimit.safeParse(value).success) {
-        throw invalid('limit', `limit must be an integer from 0 to ${MAX_EVENTS_LIMIT}`);
-      }
-      limit = Number(value);
-    } else throw unknownParam(name);
-  }
-  return { after, limit };
 }
 
 export class ChangeFeed {

@@ -1,13 +1,14 @@
 // The change feed (extension): /v1/events and its live form /v1/events/stream.
 import { z } from 'zod';
 import { Cursor, EventsQuery, EventStreamQuery } from '../../schemas';
-import { readEventsQuery } from '../domain/events';
 import { bearerToken } from '../domain/tokens';
 import { unknownParam } from '../errors';
 import { EVENT_STREAM_HEADERS, EventStream } from '../http/event-stream';
 import { common, error, ok, retryable } from './responses';
-import type { Route } from './route';
+import { DEFAULT_EVENTS_LIMIT } from '../domain/events';
+import { queryOf, type Route } from './route';
 
+const eventsQuery = queryOf(EventsQuery);
 const expired = (what: string) => ({ '410': error(`events_expired: ${what}`) });
 
 export const eventRoutes: Route[] = [
@@ -20,20 +21,21 @@ export const eventRoutes: Route[] = [
     summary: 'List changes after a cursor',
     description:
       'Extension: the change feed. Changes to the caller\'s conversations and files after a cursor, oldest first, each with the object as GET returns it now (or {id} for a deletion); several changes of one object within a page collapse into its last. Without `after`, or with limit=0, tells the head cursor to follow from after a full listing.',
-    query: EventsQuery,
+    query: eventsQuery.schema,
     responses: {
       '200': ok('Events after the cursor', 'EventPage'),
       ...common,
       ...expired('the cursor is older than the retention (or from another database); list everything again'),
     },
     handle: async (api, { request, user }) => {
-      const query = readEventsQuery(request.query);
-      const after = query.after === null ? null : api.feed.decode(user, query.after);
-      if (after === null || query.limit === 0) {
+      const query = eventsQuery.parse(request.query);
+      const limit = query.limit === undefined ? DEFAULT_EVENTS_LIMIT : Number(query.limit);
+      const after = query.after === undefined ? null : api.feed.decode(user, query.after);
+      if (after === null || limit === 0) {
         if (after !== null) await api.feed.check(user, after);
         return { status: 200, body: { data: [], has_more: false, next: api.feed.encode(user, after ?? (await api.feed.head(user))) } };
       }
-      return { status: 200, body: await api.feed.page(user, after, query.limit, api.assetBase(request)) };
+      return { status: 200, body: await api.feed.page(user, after, limit, api.assetBase(request)) };
     },
   },
   {
