@@ -55,8 +55,8 @@ class NoFilterFactory {
   destroy() {}
 }
 
-scope.onmessage = async (event: MessageEvent<{ id: number; blob: Blob; size: number }>) => {
-  const { id, blob, size } = event.data;
+scope.onmessage = async (event: MessageEvent<{ id: number; blob: Blob; size: number; quality?: number }>) => {
+  const { id, blob, size, quality = 0.75 } = event.data;
   let task: ReturnType<typeof getDocument> | null = null;
   try {
     task = getDocument({
@@ -75,7 +75,7 @@ scope.onmessage = async (event: MessageEvent<{ id: number; blob: Blob; size: num
     const height = Math.max(1, Math.round(viewport.height));
     const canvas = new OffscreenCanvas(width, height);
     await page.render({ canvas: canvas as unknown as HTMLCanvasElement, viewport }).promise;
-    const out = await canvas.convertToBlob({ type: 'image/webp', quality: 0.75 });
+    const out = await canvas.convertToBlob({ type: 'image/webp', quality });
     const bytes = await out.arrayBuffer();
     scope.postMessage({ id, bytes, type: out.type }, [bytes]);
   } catch (error) {

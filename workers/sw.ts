@@ -101,6 +101,7 @@ registerRoute(
 // Every opening is recorded (last opened, for least-recently-opened eviction); the budget is
 // applied by the downloader's pass that follows. A Range request for a cached file is answered
 // from the cached copy (PDF viewers ask for ranges).
+// A request that asks not to be stored (`cache: 'no-store'`: a thumbnail's fetch) is not kept.
 registerRoute(
   ({ url, request }) => url.origin === self.location.origin && url.pathname.startsWith('/files/') && request.method === 'GET',
   async ({ request, event }) => {
@@ -110,10 +111,13 @@ registerRoute(
     const cached = await cache.match(request.url);
     const extend = (work: Promise<unknown>) => (event as ExtendableEvent).waitUntil(work.catch(() => {}));
     if (cached) {
-      extend(opened(request.url, Number(cached.headers.get('content-length') ?? 0)));
+      if (request.cache !== 'no-store') extend(opened(request.url, Number(cached.headers.get('content-length') ?? 0)));
       return request.headers.has('range') ? loadBackground().partialResponse(request, cached) : cached;
     }
     if (request.headers.has('range')) return fetch(request);
+    // Asked not to be stored (`cache: 'no-store'`): the page fetches a file only to draw its
+    // thumbnail (lib/view/viewer/thumbnail-fetch.ts) — no copy of it is kept, and it was not opened.
+    if (request.cache === 'no-store') return fetch(request);
     const response = await fetch(request);
     if (response.status === 200) {
       const copy = response.clone();

@@ -5,8 +5,8 @@
 
 const scope = globalThis as unknown as DedicatedWorkerGlobalScope;
 
-scope.onmessage = async (event: MessageEvent<{ id: number; blob: Blob; size: number }>) => {
-  const { id, blob, size } = event.data;
+scope.onmessage = async (event: MessageEvent<{ id: number; blob: Blob; size: number; quality?: number }>) => {
+  const { id, blob, size, quality = 0.75 } = event.data;
   try {
     const bitmap = await createImageBitmap(blob, { imageOrientation: 'from-image' });
     const scale = Math.min(1, size / Math.max(bitmap.width, bitmap.height));
@@ -15,7 +15,7 @@ scope.onmessage = async (event: MessageEvent<{ id: number; blob: Blob; size: num
     const canvas = new OffscreenCanvas(width, height);
     canvas.getContext('2d')!.drawImage(bitmap, 0, 0, width, height);
     bitmap.close();
-    const out = await canvas.convertToBlob({ type: 'image/webp', quality: 0.75 });
+    const out = await canvas.convertToBlob({ type: 'image/webp', quality });
     const bytes = await out.arrayBuffer();
     scope.postMessage({ id, bytes, type: out.type }, [bytes]);
   } catch (error) {

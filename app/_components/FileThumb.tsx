@@ -1,13 +1,18 @@
 'use client';
 // A file's mark in the lists: its thumbnail (an image, a PDF's first page) when one exists (made
 // on the device, in a worker, from bytes the device has: lib/view/viewer/thumbnails.ts), else the
-// icon of its kind.
+// icon of its kind. A file on the server the device has no bytes of has them fetched in the
+// background for its thumbnail, one at a time, when the connection allows, and not kept
+// (lib/view/viewer/thumbnail-fetch.ts). Loaded with the conversation and Files screens only.
 import { useLiveQuery } from 'dexie-react-hooks';
 import { useEffect, useMemo } from 'react';
+import type { ConnectionLike } from '@/lib/offline/policy';
+import { fieldOf, isRecord, stringField } from '@/lib/records';
 import type { FileView, ParleyDb } from '@/lib/sync/page';
 import type { ViewKind } from '@/lib/view/viewer/kind';
+import { thumbnailFetcher, type ThumbnailFetcher } from '@/lib/view/viewer/thumbnail-fetch';
 import { ensureThumbnail, openThumbnails, pruneThumbnails, THUMBNAIL_SIZE, type ThumbnailsDb } from '@/lib/view/viewer/thumbnails';
-import { thumbnailMaker, type Thumbnailed } from '@/lib/view/viewer/thumbnail-workers';
+import { fittingThumbnail, thumbnailMaker, type Made, type Thumbnailed } from '@/lib/view/viewer/thumbnail-workers';
 import { FileKindIcon } from './FileKindIcon';
 import { useSession } from './session-context';
 import { useObjectUrl } from './useObjectUrl';
@@ -20,6 +25,9 @@ const makeThumbnail = thumbnailMaker(
       : new Worker(new URL('../../workers/thumbnail.worker.ts', import.meta.url), { type: 'module' }),
   THUMBNAIL_SIZE,
 );
+
+/** A thumbnail of these bytes of at most 16 KB (a lower quality or a smaller box if need be), or null. */
+const makeSmall = (kind: Thumbnailed, blob: Blob): Promise<Made> => fittingThumbnail((fit) => makeThumbnail(kind, blob, fit), THUMBNAIL_SIZE);
 
 // One at a time: a list of many images does not read all their bytes at once.
 let queue: Promise<unknown> = Promise.resolve();
@@ -43,7 +51,38 @@ function thumbnailsOf(db: ParleyDb): ThumbnailsDb {
 /** The viewer has an image's or a PDF's bytes: its thumbnail is made from them (no second read). */
 export function thumbnailFromBytes(db: ParleyDb, file: FileView, bytes: Uint8Array, kind: Thumbnailed = 'image'): void {
   const blob = new Blob([bytes as BlobPart]);
-  void enqueue(() => ensureThumbnail(db, thumbnailsOf(db), file, null, async () => makeThumbnail(kind, blob), blob)).catch(() => {});
+  void enqueue(() => ensureThumbnail(db, thumbnailsOf(db), file, null, async () => makeSmall(kind, blob), blob)).catch(() => {});
+}
+
+/** What the browser says of the connection (Chromium's navigator.connection), or null. */
+function browserConnection(): ConnectionLike | null {
+  const connection = typeof navigator === 'undefined' ? undefined : fieldOf(navigator, 'connection');
+  if (!isRecord(connection)) return null;
+  return { saveData: connection.saveData === true, effectiveType: stringField(connection, 'effectiveType'), type: stringField(connection, 'type'), metered: connection.metered === true };
+}
+
+/** Per user's database: the queue of files fetched for their thumbnail, and what failed, for this page's life. */
+const fetchers = new Map<string, ThumbnailFetcher>();
+function fetcherOf(db: ParleyDb): ThumbnailFetcher {
+  const known = fetchers.get(db.name);
+  if (known) return known;
+  const fetcher = thumbnailFetcher({
+    fetch: (url, init) => fetch(url, init),
+    make: makeSmall,
+    has: async (id) => (await thumbnailsOf(db).thumbnails.get(id)) !== undefined,
+    store: async (id, made) => {
+      await thumbnailsOf(db).thumbnails.put({ fileId: id, ...made });
+    },
+    connection: browserConnection,
+    online: () => navigator.onLine,
+    now: () => Date.now(),
+  });
+  // Back online, or a connection that is no longer metered or slow: what waits goes.
+  window.addEventListener('online', () => fetcher.resume());
+  const connection = fieldOf(navigator, 'connection');
+  if (connection instanceof EventTarget) connection.addEventListener('change', () => fetcher.resume());
+  fetchers.set(db.name, fetcher);
+  return fetcher;
 }
 
 export function FileThumb({ file, kind }: { file: FileView; kind: ViewKind }) {
@@ -54,7 +93,17 @@ export function FileThumb({ file, kind }: { file: FileView; kind: ViewKind }) {
   const thumb = useLiveQuery(() => thumbs?.thumbnails.get(file.id), [thumbs, file.id]);
   useEffect(() => {
     if (!thumbs || !thumbnailed) return;
-    void enqueue(() => ensureThumbnail(db, thumbs, file, 'caches' in window ? window.caches : null, (blob) => makeThumbnail(thumbnailed, blob))).catch(() => {});
+    let listed = true;
+    void enqueue(() => ensureThumbnail(db, thumbs, file, 'caches' in window ? window.caches : null, (blob) => makeSmall(thumbnailed, blob)))
+      .then((made) => {
+        // Not on the device: fetched for its thumbnail when its turn comes, if the connection allows.
+        if (!made && listed) fetcherOf(db).want(file, thumbnailed);
+      })
+      .catch(() => {});
+    return () => {
+      listed = false;
+      fetchers.get(db.name)?.forget(file.id);
+    };
     // Per file and version of it (a rename is a new URL, the same picture).
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [db, thumbs, thumbnailed, file.id]);

@@ -29,6 +29,10 @@ export function effectiveBudget(setting: number | null | undefined, quota: numbe
 export interface ConnectionLike {
   saveData?: boolean;
   effectiveType?: string;
+  /** The link's kind where the browser says ('cellular', 'wifi', 'ethernet', …; ChromeOS/Android). */
+  type?: string;
+  /** An older draft of the API's flag, still found in some WebViews. */
+  metered?: boolean;
 }
 
 /**
@@ -39,6 +43,19 @@ export function pauseReason(connection: ConnectionLike | null | undefined): 'sav
   if (!connection) return null;
   if (connection.saveData === true) return 'save-data';
   if (connection.effectiveType === '2g' || connection.effectiveType === 'slow-2g') return 'slow';
+  return null;
+}
+
+/**
+ * Why fetches the user did not ask for — a file fetched only to draw its thumbnail — wait, or null
+ * when they may run: the reasons downloads wait, and also a connection the browser says is
+ * cellular or metered (where it says nothing, a link is not taken as metered). Opening a file and
+ * "Keep offline" are the user's own asks and do not wait for this.
+ */
+export function backgroundFetchReason(connection: ConnectionLike | null | undefined): 'save-data' | 'slow' | 'metered' | null {
+  const paused = pauseReason(connection);
+  if (paused || !connection) return paused;
+  if (connection.metered === true || connection.type === 'cellular') return 'metered';
   return null;
 }
 

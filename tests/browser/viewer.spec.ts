@@ -5,7 +5,7 @@
 // upload opens from its bytes, a file opened once opens with no network, and axe finds nothing.
 import zlib from 'node:zlib';
 import { expect, test, type APIRequestContext, type BrowserContext, type Page, type TestInfo } from '@playwright/test';
-import { accessibilityViolations, api, appOrigin, honouringRetryAfter, openConversation, screenshot, signIn, unique, unlockIfLocked, userFor, waitForServiceWorker } from './helpers';
+import { accessibilityViolations, api, appOrigin, honouringRetryAfter, lockOn, openConversation, screenshot, signIn, unique, unlockIfLocked, userFor, waitForServiceWorker } from './helpers';
 
 const OBSERVATION = JSON.stringify({
   resourceType: 'Observation',
@@ -100,6 +100,44 @@ async function openFile(page: Page, name: string) {
 /** The open file's screen: on a wide screen the conversations list (a table too) is beside it. */
 const viewerPane = (page: Page) => page.locator('section.viewer');
 
+/**
+ * The browser says Data Saver is on (Chromium's navigator.connection, replaced before the app
+ * loads): nothing is fetched only to draw a thumbnail. `window.testConnection` turns it off.
+ */
+async function dataSaverOn(page: Page) {
+  await page.addInitScript(() => {
+    const connection = Object.assign(new EventTarget(), { saveData: true, effectiveType: '4g', type: 'wifi' });
+    Object.defineProperty(Navigator.prototype, 'connection', { configurable: true, get: () => connection });
+    Object.assign(window, { testConnection: connection });
+  });
+}
+
+/** Whether any of the app's caches, or the database's table of files held on the device, has a copy of a file (by its id). */
+async function copiesOnDevice(page: Page, ids: string[]) {
+  return page.evaluate(async (ids) => {
+    const found: string[] = [];
+    for (const name of await caches.keys()) {
+      for (const r of await (await caches.open(name)).keys()) {
+        const url = new URL(r.url);
+        if (url.pathname.startsWith('/files/') && ids.includes(url.searchParams.get('id') ?? '')) found.push(`${name}: ${url.pathname}`);
+      }
+    }
+    const ask = <T,>(r: IDBRequest<T>) => new Promise<T>((resolve, reject) => ((r.onsuccess = () => resolve(r.result)), (r.onerror = () => reject(r.error))));
+    for (const { name } of await indexedDB.databases()) {
+      if (!name?.startsWith('parley-sync-')) continue;
+      const open = indexedDB.open(name);
+      const db = await ask(open);
+      for (const store of ['offlineFiles', 'downloadChunks']) {
+        if (!db.objectStoreNames.contains(store)) continue;
+        const rows = await ask(db.transaction(store).objectStore(store).count());
+        if (rows > 0) found.push(`${name}.${store}: ${rows} rows`);
+      }
+      db.close();
+    }
+    return found;
+  }, ids);
+}
+
 async function back(page: Page, contact: string) {
   await page.getByRole('link', { name: 'Back' }).click();
   await expect(page.getByRole('heading', { level: 1, name: new RegExp(contact) })).toBeVisible();
@@ -109,6 +147,8 @@ test('each kind of file opens in the app and reads as a clinician reads it', asy
   const { contact } = await seed(request, info);
   let tabs = 0;
   context.on('page', () => tabs++);
+  // No thumbnails fetched meanwhile: pdf.js for the list's PDFs would load beside the viewer's.
+  await dataSaverOn(page);
   await signIn(page, info);
   await openConversation(page, contact);
 
@@ -259,6 +299,8 @@ test('file lists show each kind with its own icon and a long name whole', async 
   const { contact, conversation } = await seed(request, info);
   const longName = 'discharge-letter-for-the-general-practitioner-with-the-medication-list.pdf';
   await upload(request, info, conversation.id, longName, 'application/pdf', tinyPdf('Letter'));
+  // No thumbnails fetched: the image and the PDF keep the icons this test looks at.
+  await dataSaverOn(page);
   await signIn(page, info);
   // Each kind with its icon, in the conversation's list of files.
   await openConversation(page, contact);
@@ -290,10 +332,12 @@ test('file lists show each kind with its own icon and a long name whole', async 
 
 test('images get a thumbnail made on the device: a photo waiting to upload, a server image once opened; gone at sign-out', async ({ page, context, request }, info) => {
   const { contact } = await seed(request, info);
+  // Nothing fetched for a thumbnail (the next test's): here, only bytes the device has.
+  await dataSaverOn(page);
   await signIn(page, info);
   await openConversation(page, contact);
   const files = page.getByRole('list', { name: 'Files' });
-  // On the server and never opened: the device does not have it, so the icon of its kind.
+  // On the server and never opened, with Data Saver on: not fetched, so the icon of its kind.
   const wound = files.getByRole('link', { name: 'wound.png', exact: true });
   await expect(wound.locator('svg.kind-image')).toBeVisible();
   // Opened once: the viewer had the bytes, the list has its thumbnail.
@@ -322,8 +366,98 @@ test('images get a thumbnail made on the device: a photo waiting to upload, a se
   await expect.poll(() => page.evaluate(async () => (await indexedDB.databases()).filter((d) => d.name?.startsWith('parley-thumbnails-')).length)).toBe(0);
 });
 
+test('photos and scans on the server get a thumbnail without being opened, fetched in the background and not kept', async ({ page, context, request }, info) => {
+  const contact = unique('thumbs');
+  const conversation = await (await api(request, info)).createConversation(contact);
+  const photo = await upload(request, info, conversation.id, 'pressure-sore.png', 'image/png', tinyPng(400, 300));
+  const scan = await upload(request, info, conversation.id, 'referral-scan.pdf', 'application/pdf', tinyPdf('Referral to cardiology'));
+  const ids = [photo.id, scan.id];
+  // Requests for these files, by the page (and the service worker passing them on).
+  const asked: string[] = [];
+  context.on('request', (r) => {
+    const url = new URL(r.url());
+    if (url.pathname.startsWith('/files/') && ids.includes(url.searchParams.get('id') ?? '')) asked.push(url.searchParams.get('id')!);
+  });
+  await signIn(page, info);
+  // The service worker in charge: it sees the fetches (and keeps a copy of every file opened).
+  await waitForServiceWorker(page);
+  await openConversation(page, contact);
+  const files = page.getByRole('list', { name: 'Files' });
+  // Neither opened: each shows its picture, not its icon.
+  const photoThumb = files.getByRole('link', { name: 'pressure-sore.png', exact: true }).locator('img.thumb');
+  const scanThumb = files.getByRole('link', { name: 'referral-scan.pdf', exact: true }).locator('img.thumb');
+  // The PDF's needs pdf.js, which loads only now (a busy machine takes its time).
+  await expect(photoThumb).toBeVisible({ timeout: 20_000 });
+  await expect(scanThumb).toBeVisible({ timeout: 30_000 });
+  await expect(files.locator('svg.kind-image, svg.kind-pdf')).toHaveCount(0);
+  expect(new URL(page.url()).searchParams.get('file')).toBeNull();
+  expect(await photoThumb.evaluate((img: HTMLImageElement) => [img.naturalWidth, img.naturalHeight])).toEqual([96, 72]);
+  expect(await scanThumb.evaluate((img: HTMLImageElement) => [img.naturalWidth, img.naturalHeight])).toEqual([96, 64]);
+  expect(asked.filter((id) => id === photo.id).length).toBeGreaterThan(0);
+  expect(asked.filter((id) => id === scan.id).length).toBeGreaterThan(0);
+  // Only the thumbnails are kept: no copy of either file in Cache Storage or in the database.
+  expect(await copiesOnDevice(page, ids)).toEqual([]);
+  if (!lockOn()) {
+    // Small: at most 16 KB each (with a lock they are sealed, and unreadable here).
+    const sizes = await page.evaluate(async () => {
+      const name = (await indexedDB.databases()).map((d) => d.name ?? '').find((n) => n.startsWith('parley-thumbnails-'))!;
+      const db = await new Promise<IDBDatabase>((resolve) => (indexedDB.open(name).onsuccess = (e) => resolve((e.target as IDBOpenDBRequest).result)));
+      const rows = await new Promise<Array<{ bytes: ArrayBuffer }>>((resolve) => (db.transaction('thumbnails').objectStore('thumbnails').getAll().onsuccess = (e) => resolve((e.target as IDBRequest).result)));
+      db.close();
+      return rows.map((r) => r.bytes.byteLength);
+    });
+    expect(sizes).toHaveLength(2);
+    for (const size of sizes) expect(size).toBeLessThanOrEqual(16 * 1024);
+  }
+  // Opened again later: drawn from the thumbnails kept, nothing fetched again.
+  const before = asked.length;
+  await page.reload();
+  await unlockIfLocked(page);
+  await expect(page.getByRole('heading', { level: 1, name: new RegExp(contact) })).toBeVisible();
+  await expect(photoThumb).toBeVisible();
+  await expect(scanThumb).toBeVisible();
+  expect(asked.length).toBe(before);
+  await screenshot(page, info, 'files-fetched-thumbnails');
+});
+
+test('with Data Saver on, nothing is fetched for a thumbnail; once it is off, the thumbnails come', async ({ page, context, request }, info) => {
+  const contact = unique('saver');
+  const conversation = await (await api(request, info)).createConversation(contact);
+  const photo = await upload(request, info, conversation.id, 'wound-day-3.png', 'image/png', tinyPng());
+  const scan = await upload(request, info, conversation.id, 'discharge.pdf', 'application/pdf', tinyPdf('Discharge'));
+  const ids = [photo.id, scan.id];
+  const asked: string[] = [];
+  context.on('request', (r) => {
+    const url = new URL(r.url());
+    if (url.pathname.startsWith('/files/') && ids.includes(url.searchParams.get('id') ?? '')) asked.push(url.pathname);
+  });
+  await dataSaverOn(page);
+  await signIn(page, info);
+  await openConversation(page, contact);
+  const files = page.getByRole('list', { name: 'Files' });
+  const photoLink = files.getByRole('link', { name: 'wound-day-3.png', exact: true });
+  const scanLink = files.getByRole('link', { name: 'discharge.pdf', exact: true });
+  await expect(photoLink.locator('svg.kind-image')).toBeVisible();
+  await expect(scanLink.locator('svg.kind-pdf')).toBeVisible();
+  // Long enough for a thumbnail to have come (the previous test's arrive within a second or two).
+  await page.waitForTimeout(3_000);
+  expect(asked).toEqual([]);
+  await expect(files.locator('img.thumb')).toHaveCount(0);
+  // Data Saver off (the browser says the connection changed): they come without a reload.
+  await page.evaluate(() => {
+    const connection = (window as unknown as { testConnection: EventTarget & { saveData: boolean } }).testConnection;
+    connection.saveData = false;
+    connection.dispatchEvent(new Event('change'));
+  });
+  await expect(photoLink.locator('img.thumb')).toBeVisible({ timeout: 20_000 });
+  await expect(scanLink.locator('img.thumb')).toBeVisible({ timeout: 30_000 });
+  expect(await copiesOnDevice(page, ids)).toEqual([]);
+});
+
 test('a PDF waiting to upload gets its first page as a thumbnail, made on the device; a damaged one keeps its icon', async ({ page, context, request }, info) => {
   const { contact } = await seed(request, info);
+  // Only the queued files' thumbnails here (the server's PDFs are not fetched for theirs).
+  await dataSaverOn(page);
   await signIn(page, info);
   await openConversation(page, contact);
   const files = page.getByRole('list', { name: 'Files' });

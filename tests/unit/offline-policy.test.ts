@@ -2,7 +2,7 @@
 // arithmetic, when downloads pause, which conversations are kept, the download queue's order and
 // least-recently-opened eviction.
 import { describe, expect, it } from 'vitest';
-import { defaultBudget, downloadQueue, effectiveBudget, GiB, isKept, MiB, pauseReason, planEviction, summarise, UNKNOWN_QUOTA_BUDGET, type CacheEntry, type QueueFile } from '../../lib/offline/policy';
+import { backgroundFetchReason, defaultBudget, downloadQueue, effectiveBudget, GiB, isKept, MiB, pauseReason, planEviction, summarise, UNKNOWN_QUOTA_BUDGET, type CacheEntry, type QueueFile } from '../../lib/offline/policy';
 
 describe('budget', () => {
   it('defaults to the smaller of 20% of the quota and 1 GiB', () => {
@@ -35,6 +35,27 @@ describe('connection', () => {
     expect(pauseReason({ saveData: false, effectiveType: '4g' })).toBeNull();
     expect(pauseReason(null)).toBeNull(); // a browser that does not say
     expect(pauseReason({})).toBeNull();
+  });
+
+  // Thumbnails fetched in the background (issue 32 item 13): the same, and not over a link the
+  // browser says is cellular or metered.
+  it.each([
+    ['no word from the browser (Safari, Firefox)', null, null],
+    ['nothing said', {}, null],
+    ['Wi-Fi, 4g', { type: 'wifi', effectiveType: '4g', saveData: false }, null],
+    ['ethernet', { type: 'ethernet' }, null],
+    ['3g, kind unknown', { effectiveType: '3g' }, null],
+    ['Data Saver', { saveData: true, effectiveType: '4g', type: 'wifi' }, 'save-data'],
+    ['2g', { effectiveType: '2g' }, 'slow'],
+    ['slow-2g', { effectiveType: 'slow-2g', type: 'wifi' }, 'slow'],
+    ['cellular, 4g', { type: 'cellular', effectiveType: '4g' }, 'metered'],
+    ['metered (older draft)', { metered: true, effectiveType: '4g' }, 'metered'],
+    ['not metered', { metered: false, type: 'wifi' }, null],
+  ] as const)('background fetch: %s → %s', (_name, connection, reason) => {
+    expect(backgroundFetchReason(connection)).toBe(reason);
+  });
+  it('downloads the user asked for ("Keep offline") still run on cellular', () => {
+    expect(pauseReason({ type: 'cellular', effectiveType: '4g' })).toBeNull();
   });
 });
 

@@ -41,12 +41,34 @@ export function thumbnailMaker(spawn: (kind: Thumbnailed) => WorkerLike, size: n
     return entry;
   }
 
-  return function make(kind: Thumbnailed, blob: Blob): Promise<Made> {
+  /** `fit`: a smaller box or a lower WebP quality than the default (0.75) for this one. */
+  return function make(kind: Thumbnailed, blob: Blob, fit: { size?: number; quality?: number } = {}): Promise<Made> {
     const { worker, answers } = workerFor(kind);
     const id = ++nextId;
     return new Promise((resolve) => {
       answers.set(id, resolve);
-      worker.postMessage({ id, blob, size });
+      worker.postMessage(fit.quality === undefined ? { id, blob, size: fit.size ?? size } : { id, blob, size: fit.size ?? size, quality: fit.quality });
     });
   };
+}
+
+/** The most a thumbnail may weigh: a list of photos stays light on the device. */
+export const THUMBNAIL_MAX_BYTES = 16 * 1024;
+
+/**
+ * Tries in turn until a thumbnail fits `limit` bytes: the default, a lower quality, then a smaller
+ * box at a lower quality still. None fits (a very busy picture): null, the list keeps the icon.
+ */
+export async function fittingThumbnail(
+  make: (fit: { size?: number; quality?: number }) => Promise<Made>,
+  size: number,
+  limit = THUMBNAIL_MAX_BYTES,
+): Promise<Made> {
+  const tries = [{}, { quality: 0.5 }, { size: Math.round((size * 2) / 3), quality: 0.4 }];
+  for (const fit of tries) {
+    const made = await make(fit);
+    if (!made) return null;
+    if (made.bytes.byteLength <= limit) return made;
+  }
+  return null;
 }

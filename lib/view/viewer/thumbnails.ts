@@ -1,6 +1,7 @@
 // Image thumbnails for the file lists, made on the device from bytes it already has — a queued
-// upload's chunks, or the service worker's copy of a file opened or kept offline — never fetched
-// for the purpose. Kept small (WebP, 96 px) in a database of their own next to the user's
+// upload's chunks, or the service worker's copy of a file opened or kept offline — or, for a file
+// the device does not have, from its bytes fetched for the purpose and then dropped
+// (thumbnail-fetch.ts). Kept small (WebP, 96 px, ≤ 16 KB) in a database of their own next to the user's
 // database (no change to the sync schema), deleted with it at sign-out (lib/sync/session/removal.ts),
 // and dropped when their file is gone from the mirror (pruneThumbnails).
 import { Dexie, type DexieOptions, type EntityTable } from 'dexie';
