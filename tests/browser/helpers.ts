@@ -193,3 +193,15 @@ export async function askUntilWiped(page: Page) {
   }).toPass({ timeout: 30_000 });
   await expect(notice).toHaveText(/signed out and cleared by your organisation/);
 }
+
+/**
+ * The browser says Data Saver is on (Chromium's navigator.connection, replaced before the app
+ * loads): nothing is fetched only to draw a thumbnail. `window.testConnection` turns it off.
+ */
+export async function dataSaverOn(page: Page) {
+  await page.addInitScript(() => {
+    const connection = Object.assign(new EventTarget(), { saveData: true, effectiveType: '4g', type: 'wifi' });
+    Object.defineProperty(Navigator.prototype, 'connection', { configurable: true, get: () => connection });
+    Object.assign(window, { testConnection: connection });
+  });
+}

@@ -5,7 +5,7 @@
 // upload opens from its bytes, a file opened once opens with no network, and axe finds nothing.
 import zlib from 'node:zlib';
 import { expect, test, type APIRequestContext, type BrowserContext, type Page, type TestInfo } from '@playwright/test';
-import { accessibilityViolations, api, appOrigin, honouringRetryAfter, lockOn, openConversation, screenshot, signIn, unique, unlockIfLocked, userFor, waitForServiceWorker } from './helpers';
+import { accessibilityViolations, api, appOrigin, dataSaverOn, honouringRetryAfter, lockOn, openConversation, screenshot, signIn, unique, unlockIfLocked, userFor, waitForServiceWorker } from './helpers';
 
 const OBSERVATION = JSON.stringify({
   resourceType: 'Observation',
@@ -99,18 +99,6 @@ async function openFile(page: Page, name: string) {
 
 /** The open file's screen: on a wide screen the conversations list (a table too) is beside it. */
 const viewerPane = (page: Page) => page.locator('section.viewer');
-
-/**
- * The browser says Data Saver is on (Chromium's navigator.connection, replaced before the app
- * loads): nothing is fetched only to draw a thumbnail. `window.testConnection` turns it off.
- */
-async function dataSaverOn(page: Page) {
-  await page.addInitScript(() => {
-    const connection = Object.assign(new EventTarget(), { saveData: true, effectiveType: '4g', type: 'wifi' });
-    Object.defineProperty(Navigator.prototype, 'connection', { configurable: true, get: () => connection });
-    Object.assign(window, { testConnection: connection });
-  });
-}
 
 /** Whether any of the app's caches, or the database's table of files held on the device, has a copy of a file (by its id). */
 async function copiesOnDevice(page: Page, ids: string[]) {
@@ -470,7 +458,8 @@ test('a PDF waiting to upload gets its first page as a thumbnail, made on the de
   await expect(files.getByRole('link', { name: 'torn.pdf', exact: true })).toBeVisible();
   await page.getByLabel('Upload files').setInputFiles([{ name: 'referral.pdf', mimeType: 'application/pdf', buffer: tinyPdf('Referral to cardiology') }]);
   const thumb = files.getByRole('link', { name: 'referral.pdf', exact: true }).locator('img.thumb');
-  await expect(thumb).toBeVisible();
+  // Made by pdf.js in a worker, which loads with the first PDF drawn (a busy machine takes its time).
+  await expect(thumb).toBeVisible({ timeout: 20_000 });
   // The 300×200 pt page scaled to fit 96 px, shown at 32 px.
   expect(await thumb.evaluate((img: HTMLImageElement) => [img.naturalWidth, img.naturalHeight, img.width])).toEqual([96, 64, 32]);
   // Drawn, not blank: a white page with dark text on it.
