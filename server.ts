@@ -147,7 +147,19 @@ async function main() {
     log.log(`[parley] ${signal}: shutting down — no new connections; requests in flight have ${config.shutdownTimeoutMs} ms to finish`);
     const { cut } = await drainServer(server, config.shutdownTimeoutMs, () => backend.beginShutdown());
     if (cut) log.error(`[parley] shutdown: ${cut} request(s) still running after ${config.shutdownTimeoutMs} ms were cut off`, { cut });
-    await backend.close();
+    // Closing waits for the database's pooled connections, and a request cut above may still hold
+    // one (its query waiting on a lock held elsewhere, for ever): the close gets the same budget,
+    // then the process goes anyway — a shutdown that never ends only waits for a SIGKILL.
+    let deadline: NodeJS.Timeout | undefined;
+    const closed = await Promise.race([
+      backend.close().then(() => true),
+      new Promise<false>((resolve) => (deadline = setTimeout(() => resolve(false), config.shutdownTimeoutMs))),
+    ]);
+    clearTimeout(deadline);
+    if (!closed) {
+      log.error(`[parley] shutdown: closing the database and the file store did not finish within ${config.shutdownTimeoutMs} ms; exiting without it`);
+      process.exit(1);
+    }
     log.log('[parley] stopped');
     process.exit(0);
   };

@@ -196,3 +196,39 @@ describe('SIGTERM', () => {
     expect(server.output()).toContain('SIGINT: shutting down');
   });
 });
+
+// The ops project runs only where PostgreSQL is (vitest.config.ts).
+describe('SIGTERM with PostgreSQL', () => {
+  it('exits while a cut request still waits in the database (a row lock held elsewhere): the close has a deadline too', async () => {
+    const { createTestDatabase } = await import('../helpers/postgres');
+    const pg = (await import('pg')).default;
+    const database = await createTestDatabase();
+    const locker = new pg.Client({ connectionString: database.url });
+    try {
+      const server = await start({ DATA_DIR: dataDir(), DATABASE_URL: database.url, SHUTDOWN_TIMEOUT_MS: '300' });
+      const alice = client(() => server.url, TEST_TOKENS.alice);
+      const c = (await alice.post('/v1/conversations', { json: { contact_id: 'locked-row' } })).body;
+      // Another session holds the row: the server's update waits on it (no lock_timeout on a plain write).
+      await locker.connect();
+      await locker.query('begin');
+      await locker.query('select id from conversations where id = $1 for update', [c.id]);
+      const stuck = alice.put(`/v1/conversations/${c.id}`, { json: { is_muted: true } }).then(
+        () => 'answered',
+        () => 'cut',
+      );
+      const waiting = async () =>
+        (await locker.query(`select 1 from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`)).rowCount! > 0;
+      await until(waiting);
+
+      server.child.kill('SIGTERM');
+      // The drain cuts the request after 300 ms; its query still waits on the lock, holding a
+      // pooled connection that closing the pool would wait for — for ever, while the lock is held.
+      expect(await server.exited).toBe(1);
+      expect(await stuck).toBe('cut');
+      expect(server.output()).toMatch(/"level":"error","msg":"shutdown: closing .* did not finish within \d+ ms/);
+    } finally {
+      await locker.end().catch(() => {});
+      await database.drop();
+    }
+  }, 60_000);
+});
