@@ -1,8 +1,8 @@
 // The README's screenshots of the lists, made again from the built app: `npm run screenshots`.
 // Starts the app on a free port with a temporary data directory, fills it with a ward's worth of
 // conversations and files through /v1, photographs the conversations list on a phone (at the top,
-// scrolled with the header folded away, a row's actions) and on a desktop (two panes: the list
-// beside an open conversation), and writes them to
+// scrolled with the header folded away, a row's actions), a conversation's files shown by their
+// thumbnails, and on a desktop (two panes: the list beside an open conversation), and writes them to
 // docs/screenshots/. Debian's Chromium, as the browser tests. Without the device lock (its set-up
 // would come first after signing in; the lock screen is not what these pictures show).
 import { spawn, spawnSync } from 'node:child_process';
@@ -10,7 +10,62 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import zlib from 'node:zlib';
 import { chromium, devices } from '@playwright/test';
+
+/** A PNG of an ECG strip: the pink grid of the paper and a lead II trace (zlib and CRC-32 from Node). */
+function ecgStripPng(width = 480, height = 160) {
+  const row = width * 3 + 1;
+  const raw = Buffer.alloc(row * height, 0xff);
+  const set = (x, y, rgb) => {
+    if (x >= 0 && x < width && y >= 0 && y < height) raw.set(rgb, y * row + 1 + x * 3);
+  };
+  for (let y = 0; y < height; y++) for (let x = 0; x < width; x++) if (x % 8 === 0 || y % 8 === 0) set(x, y, x % 40 === 0 || y % 40 === 0 ? [0xe8, 0x9a, 0xa8] : [0xf6, 0xd0, 0xd6]);
+  // One beat every 96 px: P wave, QRS, T wave around a baseline.
+  const beat = (t) => 6 * Math.exp(-(((t - 18) / 5) ** 2)) - 8 * Math.exp(-(((t - 34) / 1.5) ** 2)) + 55 * Math.exp(-(((t - 38) / 1.6) ** 2)) - 14 * Math.exp(-(((t - 42) / 1.6) ** 2)) + 12 * Math.exp(-(((t - 64) / 7) ** 2));
+  let last = null;
+  for (let x = 0; x < width; x++) {
+    const y = Math.round(height * 0.62 - beat(x % 96));
+    const [from, to] = last === null ? [y, y] : [Math.min(last, y), Math.max(last, y)];
+    for (let v = from; v <= to; v++) for (const dx of [0, 1]) set(x + dx, v, [0x20, 0x20, 0x28]);
+    last = y;
+  }
+  for (let y = 0; y < height; y++) raw[y * row] = 0;
+  const chunk = (type, data) => {
+    const length = Buffer.alloc(4);
+    length.writeUInt32BE(data.length);
+    const crc = Buffer.alloc(4);
+    crc.writeUInt32BE(zlib.crc32(Buffer.concat([Buffer.from(type), data])));
+    return Buffer.concat([length, Buffer.from(type), data, crc]);
+  };
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(width, 0);
+  header.writeUInt32BE(height, 4);
+  header.set([8, 2, 0, 0, 0], 8);
+  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', header), chunk('IDAT', zlib.deflateSync(raw)), chunk('IEND', Buffer.alloc(0))]);
+}
+
+/** A one-page PDF letter: a heading and a few lines of text. */
+function letterPdf(lines) {
+  const content = ['BT /F1 16 Tf 40 760 Td', ...lines.map((line, i) => `${i === 1 ? '/F1 11 Tf ' : ''}(${line}) Tj 0 -${i === 0 ? 28 : 16} Td`), 'ET'].join('\n');
+  const objects = [
+    '<< /Type /Catalog /Pages 2 0 R >>',
+    '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
+    '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>',
+    `<< /Length ${content.length} >>\nstream\n${content}\nendstream`,
+    '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>',
+  ];
+  let out = '%PDF-1.4\n';
+  const offsets = [];
+  objects.forEach((body, i) => {
+    offsets.push(out.length);
+    out += `${i + 1} 0 obj\n${body}\nendobj\n`;
+  });
+  const xref = out.length;
+  out += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n${offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`).join('')}`;
+  out += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
+  return Buffer.from(out, 'latin1');
+}
 
 const build = spawnSync(process.execPath, ['scripts/build.mjs', '--if-stale'], { stdio: 'inherit' });
 if (build.status !== 0) process.exit(build.status ?? 1);
@@ -76,7 +131,10 @@ try {
     if (!r.ok) throw new Error(`upload ${name}: ${r.status}`);
   };
   await upload(made[1], 'potassium-result.json', 'application/fhir+json', JSON.stringify({ resourceType: 'Observation', status: 'final', code: { text: 'Potassium' } }));
-  await upload(made[3], 'discharge-letter.pdf', 'application/pdf', '%PDF-1.4\n%%EOF\n');
+  const letter = ['Discharge summary', 'Ward 7, Cardiology', 'Diagnosis: NSTEMI, treated with PCI to the LAD.', 'Medication: aspirin, ticagrelor, atorvastatin, bisoprolol, ramipril.', 'Follow-up: cardiac rehabilitation; GP review of potassium in 1 week.', 'Community nursing: wound check of the radial access site on day 3.'];
+  await upload(made[3], 'discharge-letter.pdf', 'application/pdf', letterPdf([...letter, ...letter.slice(2), ...letter.slice(2)]));
+  await upload(made[3], 'ecg-lead-II-strip.png', 'image/png', ecgStripPng());
+  await upload(made[3], 'medication-reconciliation.json', 'application/fhir+json', JSON.stringify({ resourceType: 'MedicationStatement', status: 'active', medicationCodeableConcept: { text: 'Ticagrelor 90 mg' } }));
 
   const browser = await chromium.launch({
     executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium',
@@ -107,6 +165,13 @@ try {
     await settle(phone);
     await phone.screenshot({ path: out('phone-row-actions.png') });
   }
+
+  // A conversation's files as pictures, none of them opened: fetched in the background for their
+  // thumbnails (the PDF's first page, the ECG strip), the JSON with the icon of its kind.
+  await phone.goto(`${origin}/?c=${made[3].id}`);
+  await phone.locator('img.thumb').nth(1).waitFor({ timeout: 30_000 });
+  await settle(phone);
+  await phone.screenshot({ path: out('phone-conversation-thumbnails.png') });
 
   const desktop = await browser.newPage({ viewport: { width: 1280, height: 800 } });
   await signIn(desktop);
