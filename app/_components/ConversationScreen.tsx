@@ -6,7 +6,7 @@ import { isKept } from '@/lib/offline/policy';
 import { readKeepPinned, setKeepOffline, wakeDownloaderOnConnectionChange } from '@/lib/offline/settings';
 import { aliasOf, conversationById, filesOfConversation, type ConversationView, type FileView } from '@/lib/sync/page';
 import { conversationTitle, syncMark } from '@/lib/view/conversations';
-import { humanSize, humanTime, humanType } from '@/lib/view/format';
+import { humanSize, humanTime, humanType, keptOfflineState } from '@/lib/view/format';
 import { failureText, useAction } from './ActionAlert';
 import { ConversationMore, ConversationToggles } from './ConversationActions';
 import { useConversationActions } from './conversation-actions';
@@ -239,7 +239,7 @@ function useKeepOffline(conversation: ConversationView, fileCount: number): { bu
     ),
     state: kept && (
       <span id="keep-offline-state" data-testid="keep-offline-state">
-        {`${Math.min(onDevice, fileCount)} of ${fileCount} files on this device${choice === undefined ? ' (pinned)' : ''}`}
+        {keptOfflineState(onDevice, fileCount, choice === undefined)}
       </span>
     ),
   };

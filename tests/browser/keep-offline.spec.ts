@@ -148,7 +148,7 @@ test('a download cut mid-way continues with a Range request from where it stoppe
   });
   await openConversation(page, contact);
   await page.getByRole('button', { name: 'Keep offline' }).click();
-  await expect(page.getByTestId('keep-offline-state')).toHaveText('1 of 1 files on this device', { timeout: 30_000 });
+  await expect(page.getByTestId('keep-offline-state')).toHaveText('1 of 1 file on this device', { timeout: 30_000 });
   // Continued from the first byte it lacked, not restarted.
   expect(ranges).toEqual(['bytes=0-', `bytes=${cut}-`]);
   const text = await cachedText(page, big.file_url);
