@@ -115,10 +115,15 @@ async function copiesOnDevice(page: Page, ids: string[]) {
       if (!name?.startsWith('parley-sync-')) continue;
       const open = indexedDB.open(name);
       const db = await ask(open);
+      // Only these files' rows: the user's pinned conversations are kept offline (by default),
+      // and earlier tests left some with files that the device downloads here too.
       for (const store of ['offlineFiles', 'downloadChunks']) {
         if (!db.objectStoreNames.contains(store)) continue;
-        const rows = await ask(db.transaction(store).objectStore(store).count());
-        if (rows > 0) found.push(`${name}.${store}: ${rows} rows`);
+        for (const id of ids) {
+          const objects = db.transaction(store).objectStore(store);
+          const rows = await ask(store === 'offlineFiles' ? objects.count(id) : objects.index('fileId').count(id));
+          if (rows > 0) found.push(`${name}.${store}: ${rows} rows of ${id}`);
+        }
       }
       db.close();
     }
