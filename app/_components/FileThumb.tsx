@@ -5,7 +5,7 @@
 // background for its thumbnail, one at a time, when the connection allows, and not kept
 // (lib/view/viewer/thumbnail-fetch.ts). Loaded with the conversation and Files screens only.
 import { useLiveQuery } from 'dexie-react-hooks';
-import { useEffect, useMemo } from 'react';
+import { useEffect, useMemo, useState } from 'react';
 import type { ConnectionLike } from '@/lib/offline/policy';
 import { fieldOf, isRecord, stringField } from '@/lib/records';
 import type { FileView, ParleyDb } from '@/lib/sync/page';
@@ -91,13 +91,15 @@ export function FileThumb({ file, kind }: { file: FileView; kind: ViewKind }) {
   const thumbnailed: Thumbnailed | null = kind === 'image' || kind === 'pdf' ? kind : null;
   const thumbs = useMemo(() => (thumbnailed ? thumbnailsOf(db) : null), [db, thumbnailed]);
   const thumb = useLiveQuery(() => thumbs?.thumbnails.get(file.id), [thumbs, file.id]);
+  // Waiting for a connection that allows fetching it (said on the icon, for tests and tools).
+  const [waiting, setWaiting] = useState(false);
   useEffect(() => {
     if (!thumbs || !thumbnailed) return;
     let listed = true;
     void enqueue(() => ensureThumbnail(db, thumbs, file, 'caches' in window ? window.caches : null, (blob) => makeSmall(thumbnailed, blob)))
       .then((made) => {
         // Not on the device: fetched for its thumbnail when its turn comes, if the connection allows.
-        if (!made && listed) fetcherOf(db).want(file, thumbnailed);
+        if (!made && listed) setWaiting(fetcherOf(db).want(file, thumbnailed) === 'waiting');
       })
       .catch(() => {});
     return () => {
@@ -109,6 +111,6 @@ export function FileThumb({ file, kind }: { file: FileView; kind: ViewKind }) {
   }, [db, thumbs, thumbnailed, file.id]);
   const bytes = useMemo(() => (thumb ? new Uint8Array(thumb.bytes) : null), [thumb]);
   const url = useObjectUrl(bytes, thumb?.type ?? 'image/webp');
-  if (!thumb || !url) return <FileKindIcon kind={kind} />;
+  if (!thumb || !url) return <FileKindIcon kind={kind} waiting={waiting} />;
   return <img className="thumb" src={url} alt="" width={32} height={32} />;
 }

@@ -45,7 +45,9 @@ async function signInWithPin(page: Page, contact: string) {
   await page.getByLabel(/PIN \(at least 6 digits\)/).fill(PIN);
   await page.getByLabel('The same PIN again').fill(PIN);
   await page.getByRole('button', { name: 'Set PIN' }).click();
-  await expect(page.getByText(contact)).toBeVisible();
+  // The PIN's Argon2id stretch (memory-hard by design), the sealed databases' opening and the first
+  // sync: over 5 s on a rehearsal's loaded machine (ci45, with other browser tests beside it).
+  await expect(page.getByText(contact)).toBeVisible({ timeout: 15_000 });
 }
 
 const storageValues = (page: Page) => page.evaluate(() => Object.fromEntries(Object.keys(localStorage).map((k) => [k, localStorage.getItem(k)!])));

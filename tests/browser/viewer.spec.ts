@@ -430,10 +430,9 @@ test('with Data Saver on, nothing is fetched for a thumbnail; once it is off, th
   const files = page.getByRole('list', { name: 'Files' });
   const photoLink = files.getByRole('link', { name: 'wound-day-3.png', exact: true });
   const scanLink = files.getByRole('link', { name: 'discharge.pdf', exact: true });
-  await expect(photoLink.locator('svg.kind-image')).toBeVisible();
-  await expect(scanLink.locator('svg.kind-pdf')).toBeVisible();
-  // Long enough for a thumbnail to have come (the previous test's arrive within a second or two).
-  await page.waitForTimeout(3_000);
+  // Each was looked at and left waiting for the connection: nothing was asked for it.
+  await expect(photoLink.locator('svg.kind-image[data-thumbnail="waiting"]')).toBeVisible();
+  await expect(scanLink.locator('svg.kind-pdf[data-thumbnail="waiting"]')).toBeVisible();
   expect(asked).toEqual([]);
   await expect(files.locator('img.thumb')).toHaveCount(0);
   // Data Saver off (the browser says the connection changed): they come without a reload.

@@ -142,12 +142,12 @@ describe('thumbnails fetched in the background', () => {
   it('nothing happens offline, with Data Saver, on 2G or on cellular; it goes when that changes', async () => {
     const t = setUp();
     t.setOnline(false);
-    t.fetcher.want(file('a'), 'image');
+    expect(t.fetcher.want(file('a'), 'image')).toBe('waiting');
     await t.fetcher.idle();
     t.setOnline(true);
     for (const connection of [{ saveData: true }, { effectiveType: '2g' }, { type: 'cellular' }]) {
       t.setConnection(connection);
-      t.fetcher.want(file('b'), 'image');
+      expect(t.fetcher.want(file('b'), 'image')).toBe('waiting');
       t.fetcher.resume();
       await t.fetcher.idle();
     }
@@ -157,6 +157,8 @@ describe('thumbnails fetched in the background', () => {
     t.fetcher.resume();
     await t.fetcher.idle();
     expect([...t.stored.keys()]).toEqual(['a', 'b']);
+    expect(t.fetcher.want(file('c'), 'image')).toBe('queued');
+    expect(t.fetcher.want(file('big', { file_size: 25 * 1024 * 1024 }), 'image')).toBe('skipped');
   });
 
   it('a lost connection leaves the file waiting (not failed), with no retry loop, until resumed', async () => {

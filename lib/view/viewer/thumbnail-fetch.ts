@@ -122,14 +122,19 @@ export function thumbnailFetcher(deps: ThumbnailFetchDeps) {
   }
 
   return {
-    /** A listed file: its thumbnail is fetched when its turn comes, if it may be. */
-    want(file: ThumbnailSource, kind: Thumbnailed): void {
-      if (!fetchableForThumbnail(file) || failed.has(file.file_url)) return;
+    /**
+     * A listed file: its thumbnail is fetched when its turn comes, if it may be. Says which:
+     * 'queued' (it goes), 'waiting' (for the connection to allow it: offline, Data Saver, 2G,
+     * metered), or 'skipped' (never: not on the server, too large, an SVG, or it failed before).
+     */
+    want(file: ThumbnailSource, kind: Thumbnailed): 'queued' | 'waiting' | 'skipped' {
+      if (!fetchableForThumbnail(file) || failed.has(file.file_url)) return 'skipped';
       const queued = waiting.get(file.id);
       // A new version (a rename is a new URL) replaces the one asked for.
       if (!queued || queued.file.file_url !== file.file_url) waiting.set(file.id, { file, kind });
       if (lostAt !== null && deps.now() - lostAt >= RETRY_AFTER_LOST_CONNECTION_MS) lostAt = null;
       void pump();
+      return mayRun() ? 'queued' : 'waiting';
     },
     /** The file is no longer listed: not fetched for it (one being fetched finishes). */
     forget(fileId: string): void {
