@@ -129,14 +129,3 @@ export function countOf(value: number, one: string, many = `${one}s`): string {
 export function fullTime(seconds: number): string {
   return formats.full().format(new Date(seconds * 1000));
 }
-
-/**
- * A kept-offline conversation's state beside its "Keep offline" (`pinned`: kept because pinned
- * conversations are, not by its own choice). With no file yet, what keeping means for it: "0 of
- * 0 files" read as a fault.
- */
-export function keptOfflineState(onDevice: number, fileCount: number, pinned: boolean): string {
-  const why = pinned ? ' (pinned)' : '';
-  if (fileCount === 0) return `No files yet: new ones are kept on this device${why}`;
-  return `${groupedNumber(Math.min(onDevice, fileCount))} of ${countOf(fileCount, 'file')} on this device${why}`;
-}

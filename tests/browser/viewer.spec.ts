@@ -180,7 +180,8 @@ test('each kind of file opens in the app and reads as a clinician reads it', asy
 
   // PDF: drawn by pdf.js in its worker, under the app's CSP: a page count, pixels, selectable text.
   await openFile(page, 'letter.pdf');
-  await expect(page.getByText('1 page', { exact: true })).toBeVisible();
+  // pdf.js loads with the first PDF opened (a worker and a large module): a busy machine takes its time.
+  await expect(page.getByText('1 page', { exact: true })).toBeVisible({ timeout: 30_000 });
   const pdfPage = page.getByRole('group', { name: 'Page 1' });
   await expect(pdfPage.locator('.textLayer')).toContainText('Discharge letter');
   const inked = await pdfPage.locator('canvas').evaluate((canvas: HTMLCanvasElement) => {

@@ -1,6 +1,6 @@
 // What a kept-offline conversation says of its files beside "Keep offline".
 import { describe, expect, it } from 'vitest';
-import { keptOfflineState } from '../../lib/view/format';
+import { keptOfflineState } from '../../lib/view/kept-offline';
 
 describe('keptOfflineState', () => {
   it.each([
