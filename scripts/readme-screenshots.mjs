@@ -10,13 +10,13 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import zlib from 'node:zlib';
 import { chromium, devices } from '@playwright/test';
+import { pdfOf, pngOf, whiteRows } from './fixture-files.mjs';
 
 /** A PNG of an ECG strip: the pink grid of the paper and a lead II trace (zlib and CRC-32 from Node). */
 function ecgStripPng(width = 480, height = 160) {
   const row = width * 3 + 1;
-  const raw = Buffer.alloc(row * height, 0xff);
+  const raw = whiteRows(width, height);
   const set = (x, y, rgb) => {
     if (x >= 0 && x < width && y >= 0 && y < height) raw.set(rgb, y * row + 1 + x * 3);
   };
@@ -30,41 +30,13 @@ function ecgStripPng(width = 480, height = 160) {
     for (let v = from; v <= to; v++) for (const dx of [0, 1]) set(x + dx, v, [0x20, 0x20, 0x28]);
     last = y;
   }
-  for (let y = 0; y < height; y++) raw[y * row] = 0;
-  const chunk = (type, data) => {
-    const length = Buffer.alloc(4);
-    length.writeUInt32BE(data.length);
-    const crc = Buffer.alloc(4);
-    crc.writeUInt32BE(zlib.crc32(Buffer.concat([Buffer.from(type), data])));
-    return Buffer.concat([length, Buffer.from(type), data, crc]);
-  };
-  const header = Buffer.alloc(13);
-  header.writeUInt32BE(width, 0);
-  header.writeUInt32BE(height, 4);
-  header.set([8, 2, 0, 0, 0], 8);
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', header), chunk('IDAT', zlib.deflateSync(raw)), chunk('IEND', Buffer.alloc(0))]);
+  return pngOf(width, height, raw);
 }
 
 /** A one-page PDF letter: a heading and a few lines of text. */
 function letterPdf(lines) {
   const content = ['BT /F1 16 Tf 40 760 Td', ...lines.map((line, i) => `${i === 1 ? '/F1 11 Tf ' : ''}(${line}) Tj 0 -${i === 0 ? 28 : 16} Td`), 'ET'].join('\n');
-  const objects = [
-    '<< /Type /Catalog /Pages 2 0 R >>',
-    '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
-    '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>',
-    `<< /Length ${content.length} >>\nstream\n${content}\nendstream`,
-    '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>',
-  ];
-  let out = '%PDF-1.4\n';
-  const offsets = [];
-  objects.forEach((body, i) => {
-    offsets.push(out.length);
-    out += `${i + 1} 0 obj\n${body}\nendobj\n`;
-  });
-  const xref = out.length;
-  out += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n${offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`).join('')}`;
-  out += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
-  return Buffer.from(out, 'latin1');
+  return pdfOf(content, 595, 842);
 }
 
 const build = spawnSync(process.execPath, ['scripts/build.mjs', '--if-stale'], { stdio: 'inherit' });

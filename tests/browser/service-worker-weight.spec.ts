@@ -2,6 +2,7 @@
 // visit — the app shell, not the viewer's code, which is cached when first used and then works
 // with no network. Sizes are the build's, deterministic: no clock involved.
 import { gzipSync } from 'node:zlib';
+import { textPdf as tinyPdf } from '../../scripts/fixture-files.mjs';
 import { expect, test, type APIRequestContext, type Page } from '@playwright/test';
 import { api, base, dataSaverOn, openConversation, signIn, unique, userFor, waitForServiceWorker } from './helpers';
 
@@ -109,28 +110,6 @@ test('the service worker script is within budget, and the first visit precaches 
   expect(withPdfJs, 'precached files holding pdf.js').toEqual([]);
   expect(bytes / 1024, `precache ${(bytes / 1024).toFixed(0)} KiB`).toBeLessThanOrEqual(PRECACHE_BUDGET_KIB);
 });
-
-/** A one-page PDF with a line of Helvetica text (offsets in the xref table computed here). */
-function tinyPdf(text: string): Buffer {
-  const content = `BT /F1 24 Tf 30 100 Td (${text}) Tj ET`;
-  const objects = [
-    '<< /Type /Catalog /Pages 2 0 R >>',
-    '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
-    '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 300 200] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>',
-    `<< /Length ${content.length} >>\nstream\n${content}\nendstream`,
-    '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>',
-  ];
-  let out = '%PDF-1.4\n';
-  const offsets: number[] = [];
-  objects.forEach((body, i) => {
-    offsets.push(out.length);
-    out += `${i + 1} 0 obj\n${body}\nendobj\n`;
-  });
-  const xref = out.length;
-  out += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n${offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`).join('')}`;
-  out += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
-  return Buffer.from(out, 'latin1');
-}
 
 test('pdf.js is fetched when a PDF is first opened, then the viewer shows PDFs with no network at all', async ({ page, context, request }, info) => {
   const contact = unique('sw-pdf');

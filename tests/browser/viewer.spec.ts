@@ -3,7 +3,7 @@
 // test, value and unit; an HL7 lab message's results (cards on a phone, a table on a wide screen); a PDF's page drawn by pdf.js (under
 // the app's real CSP); a CSV as a table; an image; a malformed FHIR file's plain message. A queued
 // upload opens from its bytes, a file opened once opens with no network, and axe finds nothing.
-import zlib from 'node:zlib';
+import { pngOf, textPdf as tinyPdf, whiteRows } from '../../scripts/fixture-files.mjs';
 import { expect, test, type APIRequestContext, type BrowserContext, type Page, type TestInfo } from '@playwright/test';
 import { accessibilityViolations, api, appOrigin, dataSaverOn, honouringRetryAfter, lockOn, openConversation, screenshot, signIn, unique, unlockIfLocked, userFor, waitForServiceWorker } from './helpers';
 
@@ -27,45 +27,11 @@ const ORU = [
   'OBX|3|ST|NOTE^Comment^L||Lipaemic A\\F\\B|||N|||F',
 ].join('\r');
 
-/** A one-page PDF written by hand: Helvetica text, offsets in the xref table computed here. */
-function tinyPdf(text: string): Buffer {
-  const content = `BT /F1 24 Tf 30 100 Td (${text}) Tj ET`;
-  const objects = [
-    '<< /Type /Catalog /Pages 2 0 R >>',
-    '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
-    '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 300 200] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>',
-    `<< /Length ${content.length} >>\nstream\n${content}\nendstream`,
-    '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>',
-  ];
-  let out = '%PDF-1.4\n';
-  const offsets: number[] = [];
-  objects.forEach((body, i) => {
-    offsets.push(out.length);
-    out += `${i + 1} 0 obj\n${body}\nendobj\n`;
-  });
-  const xref = out.length;
-  out += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n${offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`).join('')}`;
-  out += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
-  return Buffer.from(out, 'latin1');
-}
-
-/** A PNG (40×30 unless asked), a red square on white (zlib and CRC-32 from Node). */
+/** A PNG (40×30 unless asked), a red square on white (scripts/fixture-files.mjs). */
 function tinyPng(width = 40, height = 30): Buffer {
-  const raw = Buffer.alloc((width * 3 + 1) * height, 0xff);
-  for (let y = height / 6; y < (height * 5) / 6; y++) for (let x = width / 4; x < (width * 3) / 4; x++) raw.set([0xd0, 0x20, 0x20], y * (width * 3 + 1) + 1 + x * 3);
-  for (let y = 0; y < height; y++) raw[y * (width * 3 + 1)] = 0;
-  const chunk = (type: string, data: Buffer) => {
-    const length = Buffer.alloc(4);
-    length.writeUInt32BE(data.length);
-    const crc = Buffer.alloc(4);
-    crc.writeUInt32BE(zlib.crc32(Buffer.concat([Buffer.from(type), data])));
-    return Buffer.concat([length, Buffer.from(type), data, crc]);
-  };
-  const header = Buffer.alloc(13);
-  header.writeUInt32BE(width, 0);
-  header.writeUInt32BE(height, 4);
-  header.set([8, 2, 0, 0, 0], 8);
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', header), chunk('IDAT', zlib.deflateSync(raw)), chunk('IEND', Buffer.alloc(0))]);
+  const rows = whiteRows(width, height);
+  for (let y = height / 6; y < (height * 5) / 6; y++) for (let x = width / 4; x < (width * 3) / 4; x++) rows.set([0xd0, 0x20, 0x20], y * (width * 3 + 1) + 1 + x * 3);
+  return pngOf(width, height, rows);
 }
 
 async function upload(request: APIRequestContext, info: TestInfo, conversationId: string, name: string, mimeType: string, buffer: Buffer) {
