@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { defineConfig, type ViteUserConfig } from 'vitest/config';
 import { postgresReachable, POSTGRES_ADMIN_URL } from './tests/helpers/postgres';
+import { API_FILES_WITH_BYTES } from './tests/helpers/projects';
 
 /** Why the S3-compatible test server (s3rver, a dev dependency) cannot start here, or null. */
 function s3rverMissing(): string | null {
@@ -13,8 +14,8 @@ function s3rverMissing(): string | null {
 }
 
 // The API suite runs four times: on SQLite, on PostgreSQL (the dialect switch), through a
-// proxy-mode instance in front of an embedded upstream, and with file bytes in an S3-compatible
-// object store (s3rver), which also runs the store's own tests (tests/storage). PostgreSQL is
+// proxy-mode instance in front of an embedded upstream, and (its files that touch file bytes) with
+// the bytes in an S3-compatible object store (s3rver), which also runs the store's own tests (tests/storage). PostgreSQL is
 // skipped, loudly, only where no server is reachable, and the object store only where s3rver is
 // not installed — never under CI=true, where either is a failure: CI must run both.
 export default defineConfig(async (): Promise<ViteUserConfig> => {
@@ -64,7 +65,7 @@ export default defineConfig(async (): Promise<ViteUserConfig> => {
                 extends: true as const,
                 test: {
                   name: 's3',
-                  include: ['tests/api/**/*.test.ts', 'tests/storage/**/*.test.ts'],
+                  include: [...API_FILES_WITH_BYTES, 'tests/storage/**/*.test.ts'],
                   // The SDK's notice that its releases after January 2027 need Node 22 (the range is pinned).
                   env: { PARLEY_TEST_S3: '1', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
                 },

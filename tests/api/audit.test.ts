@@ -3,32 +3,16 @@
 // database. A write's row commits with the change (present as soon as its answer has come); reads
 // are written in batches (polled for, never slept on). Never contents: no file names, no contact
 // ids. `npm run audit` prints it; rows older than AUDIT_RETENTION_DAYS are pruned.
-import { spawn } from 'node:child_process';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createToken } from '../../lib/api/domain/tokens';
 import { recordAudit, type AuditRow } from '../../lib/api/domain/audit';
 import { formatTable, parseArguments, parseSince } from '../../lib/api/domain/audit-report';
 import { client } from '../helpers/api';
+import { runCommand } from '../helpers/cli';
 import { startTarget } from '../helpers/target';
 import { TEST_TOKENS, type TestServer } from '../helpers/server';
 
-const checkout = process.cwd();
-const tsx = path.join(checkout, 'node_modules', '.bin', 'tsx');
-
-function run(script: string, args: string[], env: Record<string, string>): Promise<{ code: number | null; out: string; err: string }> {
-  const base = { ...process.env };
-  for (const name of ['DATA_DIR', 'DATABASE_URL', 'UPSTREAM_BASE_URL']) delete base[name];
-  return new Promise((resolve, reject) => {
-    const child = spawn(tsx, [path.join(checkout, 'scripts', script), ...args], { cwd: checkout, env: { ...base, ...env } });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (err += d));
-    child.on('error', reject);
-    child.on('exit', (code) => resolve({ code, out, err }));
-  });
-}
+const run = (script: 'audit.ts' | 'token.ts', args: string[], env: Record<string, string>) => runCommand(script === 'audit.ts' ? 'audit' : 'token', args, env);
 
 let server: TestServer;
 let env: Record<string, string>;

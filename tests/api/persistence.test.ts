@@ -1,15 +1,13 @@
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readConfig } from '../../lib/config';
 import { ApiService } from '../../lib/api/service';
+import { runCommand } from '../helpers/cli';
 import { client } from '../helpers/api';
 import { startTarget } from '../helpers/target';
 import { tempDataDir, type TestServer } from '../helpers/server';
 
-const run = promisify(execFile);
 let s: TestServer;
 let alice: ReturnType<typeof client>;
 
@@ -78,14 +76,13 @@ describe('tokens', () => {
 
   it('npm run token create/list/revoke manages stored tokens, kept only as hashes', async () => {
     const dataDir = tempDataDir();
-    const env = { ...process.env, DATA_DIR: dataDir };
-    const tsx = path.resolve('node_modules/.bin/tsx');
-    const created = await run(tsx, ['scripts/token.ts', 'create', '--user', 'carol', '--label', 'phone'], { env });
-    const token = created.stdout.trim();
+    const env = { DATA_DIR: dataDir };
+    const created = await runCommand('token', ['create', '--user', 'carol', '--label', 'phone'], env);
+    const token = created.out.trim();
     expect(token).toMatch(/^pk_/);
-    const listed = await run(tsx, ['scripts/token.ts', 'list'], { env });
-    expect(listed.stdout).toMatch(/carol/);
-    expect(listed.stdout).not.toContain(token);
+    const listed = await runCommand('token', ['list'], env);
+    expect(listed.out).toMatch(/carol/);
+    expect(listed.out).not.toContain(token);
     const sqlite = fs.readFileSync(path.join(dataDir, 'parley.sqlite'));
     expect(sqlite.includes(Buffer.from(token))).toBe(false);
 
@@ -96,8 +93,8 @@ describe('tokens', () => {
     let { service } = await open();
     expect((await ask(service)).status).toBe(200);
     await service.close();
-    const id = listed.stdout.trim().split(/\s+/)[0]!;
-    await run(tsx, ['scripts/token.ts', 'revoke', id], { env });
+    const id = listed.out.trim().split(/\s+/)[0]!;
+    expect((await runCommand('token', ['revoke', id], env)).code).toBe(0);
     ({ service } = await open());
     expect((await ask(service)).status).toBe(401);
     await service.close();

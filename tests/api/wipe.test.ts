@@ -3,32 +3,15 @@
 // token wiped; every request with it is answered 401 device_wiped (not unauthenticated), so the
 // device erases what it holds. A plain revoke stays a plain 401. In proxy mode the proxy is told
 // (the same command with its DATA_DIR, by token value) and answers device_wiped itself.
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Authenticator, createToken, revokeToken } from '../../lib/api/domain/tokens';
 import { openDb } from '../../lib/api/storage/db';
+import { runCommand } from '../helpers/cli';
 import { startProxy, type ProxyServer } from '../helpers/proxy-target';
 import { startTestServer, tempDataDir, TEST_TOKENS, type TestServer } from '../helpers/server';
 
-const checkout = process.cwd();
-const tsx = path.join(checkout, 'node_modules', '.bin', 'tsx');
-const script = path.join(checkout, 'scripts', 'token.ts');
-
-function token(args: string[], env: Record<string, string>): Promise<{ code: number | null; out: string; err: string }> {
-  const base = { ...process.env };
-  for (const name of ['DATA_DIR', 'DATABASE_URL', 'UPSTREAM_BASE_URL']) delete base[name];
-  return new Promise((resolve, reject) => {
-    const child = spawn(tsx, [script, ...args], { cwd: checkout, env: { ...base, ...env } });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (err += d));
-    child.on('error', reject);
-    child.on('exit', (code) => resolve({ code, out, err }));
-  });
-}
+const token = (args: string[], env: Record<string, string>) => runCommand('token', args, env);
 
 const get = (baseUrl: string, bearer: string, target = '/v1/conversations') => fetch(baseUrl + target, { headers: { authorization: `Bearer ${bearer}` } });
 

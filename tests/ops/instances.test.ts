@@ -2,18 +2,16 @@
 // between them: what one instance did, the other sees — bytes, idempotency records, the one
 // conversation per contact, revoked tokens, deletions, live events. And a third instance
 // starting while the first is uploading leaves that upload alone (the start-up sweep's grace).
-import { execFile } from 'node:child_process';
 import http from 'node:http';
-import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCommand } from '../helpers/cli';
 import { client, expectError } from '../helpers/api';
 import { startDeployment, type Deployment } from '../helpers/instances';
 import { openSse } from '../helpers/sse';
 import type { TestServer } from '../helpers/server';
 import { field, filePart, rawMultipart } from '../api/raw-multipart';
 
-const run = promisify(execFile);
 /** How long a stored token may still be accepted after it is revoked: the auth cache (lib/api/domain/tokens.ts, README). */
 const AUTH_CACHE_TTL_MS = 10_000;
 
@@ -42,10 +40,9 @@ async function eventually(check: () => Promise<boolean>, ms: number): Promise<bo
 
 /** `npm run token -- …` against the deployment's database. */
 async function tokenCli(...args: string[]): Promise<string> {
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'scripts/token.ts', ...args], {
-    env: { ...process.env, DATABASE_URL: deployment.databaseUrl },
-  });
-  return stdout.trim();
+  const { code, out, err } = await runCommand('token', args, { DATABASE_URL: deployment.databaseUrl });
+  expect(code, err).toBe(0);
+  return out.trim();
 }
 
 describe('two instances, one database, one object store', () => {
