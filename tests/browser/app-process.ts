@@ -49,12 +49,18 @@ function launch(args: string[], cwd: string, env: NodeJS.ProcessEnv) {
   return { child, output: () => output, listeners, exited };
 }
 
-/** Starts `node <args>` in `cwd` and resolves once it says it is serving. */
-export async function startApp(args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<AppProcess> {
+/** What `npm start` prints once it serves, with its port. */
+const SERVING = /\[parley\] serving http:\/\/[^:\s]+:(\d+)/;
+
+/**
+ * Starts `node <args>` in `cwd` and resolves once it says it is serving: `npm start`'s line by
+ * default, or `ready` (another server: its first group is the port).
+ */
+export async function startApp(args: string[], cwd: string, env: NodeJS.ProcessEnv, ready: RegExp = SERVING): Promise<AppProcess> {
   const run = launch(args, cwd, env);
   const url = await new Promise<string>((resolve, reject) => {
     const check = () => {
-      const match = /\[parley\] serving http:\/\/[^:\s]+:(\d+)/.exec(run.output());
+      const match = ready.exec(run.output());
       if (match) resolve(`http://127.0.0.1:${match[1]}`);
     };
     run.listeners.add(check);

@@ -1,7 +1,11 @@
 // /v1 through Next's App Router route handlers (plain `next start`): the second adapter onto the core.
 // API-level, so it runs in the desktop project only.
+import { createRequire } from 'node:module';
+import net from 'node:net';
+import path from 'node:path';
 import { expect, test } from '@playwright/test';
 import { E2E_TOKENS, ROUTE_HANDLER_PORT } from '../../playwright.config';
+import { appEnv, CHECKOUT, startApp, tempDir } from './app-process';
 
 const base = `http://127.0.0.1:${ROUTE_HANDLER_PORT}`;
 const auth = { authorization: `Bearer ${E2E_TOKENS.alice}` };
@@ -42,4 +46,35 @@ test('single sign-on reaches the core through its route handler (not configured 
   }
   const handoff = await request.post(`${base}/auth/oidc/handoff`, { data: { id: 'x' } });
   expect(handoff.status()).toBe(404);
+});
+
+/** A port nothing listens on now (the kernel's pick, released at once). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer().once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+test('the audit trail keeps its writer thread under next start: no fall back to the request thread', async () => {
+  // The thread found better-sqlite3 by a path resolved in the main thread, which Turbopack had
+  // rewritten into its own module id: under `next start` it stopped on the first row, and every
+  // read's audit row was written on the request thread from then on (logged as an error).
+  const scratch = tempDir('parley-next-audit-');
+  const nextCli = createRequire(path.join(CHECKOUT, 'package.json')).resolve('next/dist/bin/next');
+  const port = await freePort();
+  const app = await startApp([nextCli, 'start', '-p', String(port), '-H', '127.0.0.1'], CHECKOUT, appEnv(path.join(scratch.dir, 'data')), /Local:\s+http:\/\/[^:\s]+:(\d+)[\s\S]*Ready in/);
+  try {
+    // Reads: each answer waits for its audit row to be committed (by the thread, or the fallback).
+    for (let i = 0; i < 3; i++) expect((await fetch(`${app.url}/v1/conversations`, { headers: auth })).status).toBe(200);
+    // The request log's lines come after the audit writer's; once all three are read, so is any complaint.
+    await expect.poll(() => app.output().match(/"route":"\/v1\/conversations","status":200/g)?.length ?? 0).toBe(3);
+    expect(app.output()).not.toMatch(/audit (trail|writer)/);
+  } finally {
+    await app.stop();
+    scratch.remove();
+  }
 });

@@ -5,7 +5,8 @@
 // thread that answers requests. It shares the write gate with Kysely's connection (write-gate.ts).
 // PostgreSQL: one INSERT of the whole batch as a single JSON parameter on the pool: the database
 // does the work; this thread only serialises the batch.
-import { createRequire } from 'node:module';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { sql } from 'kysely';
 import type { Db } from './db';
@@ -86,7 +87,14 @@ export function poolAuditWriter(db: Db): AuditWriter {
 // `npm run build` makes of the server).
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
-const Database = require(workerData.module);
+const { createRequire } = require('node:module');
+// better-sqlite3 from the first place that has it: the writer's own module, then the working folder.
+const Database = (() => {
+  for (const base of workerData.bases) {
+    try { return createRequire(base)('better-sqlite3'); } catch {}
+  }
+  return require('better-sqlite3');
+})();
 const db = new Database(workerData.file);
 db.pragma('synchronous = NORMAL');
 db.pragma('busy_timeout = 5000');
@@ -127,7 +135,10 @@ function checkpoint() {
 export function threadAuditWriter(file: string, gate: WriteGate): AuditWriter {
   const worker = new Worker(WORKER_SOURCE, {
     eval: true,
-    workerData: { file, gate: gate.buffer, module: createRequire(import.meta.url).resolve('better-sqlite3') },
+    // Where the thread finds better-sqlite3, as places to resolve it from, never a resolved path: a
+    // bundler rewrites `require.resolve('better-sqlite3')` into its own module id (Next's
+    // Turbopack did: the route handlers' thread stopped on its first row, every start).
+    workerData: { file, gate: gate.buffer, bases: [String(import.meta.url), pathToFileURL(path.join(process.cwd(), 'index.js')).href] },
   });
   worker.unref();
   const waiting = new Map<number, { resolve(): void; reject(error: Error): void }>();
