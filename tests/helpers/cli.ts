@@ -2,7 +2,8 @@
 // per test file exactly as the production build compiles them (scripts/compile-node.mjs), then run
 // with plain node in a process of their own — what `npm run token` runs after a build. Running the
 // TypeScript source through tsx instead cost ~1.6 s a command (the loader, then a compile of the
-// command and everything it imports): minutes over the API suite's five projects.
+// command and everything it imports): minutes over the API suite's five projects, and a test
+// file that starts the command tens of times ran into its time limit on a loaded machine.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -18,7 +19,10 @@ export interface CommandResult {
 const checkout = process.cwd();
 const compiled = new Map<Command, Promise<string>>();
 
-/** The command's compiled module: inside the checkout, where node finds its packages. */
+/**
+ * The command's compiled module, in a fresh folder under node_modules/.cache (where the packages
+ * it leaves external resolve as they do for the build's output), removed when the process ends.
+ */
 function compiledCommand(name: Command): Promise<string> {
   let bundle = compiled.get(name);
   if (!bundle) {
@@ -34,15 +38,15 @@ function compiledCommand(name: Command): Promise<string> {
 }
 
 /**
- * Runs `npm run <name> -- ...args` with the given settings (DATA_DIR, DATABASE_URL, UPSTREAM_BASE_URL
- * come only from `env`, never from the test process).
+ * Runs `npm run <name> -- ...args` in `cwd` (the checkout by default) with the given settings:
+ * DATA_DIR, DATABASE_URL and UPSTREAM_BASE_URL come only from `env`, never from the test process.
  */
-export async function runCommand(name: Command, args: string[], env: Record<string, string | undefined>): Promise<CommandResult> {
+export async function runCommand(name: Command, args: string[], env: Record<string, string | undefined>, cwd = checkout): Promise<CommandResult> {
   const bundle = await compiledCommand(name);
   const base = { ...process.env };
   for (const setting of ['DATA_DIR', 'DATABASE_URL', 'UPSTREAM_BASE_URL']) delete base[setting];
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bundle, ...args], { cwd: checkout, env: { ...base, ...env } });
+    const child = spawn(process.execPath, [bundle, ...args], { cwd, env: { ...base, ...env } });
     let out = '';
     let err = '';
     child.stdout.on('data', (d) => (out += d));

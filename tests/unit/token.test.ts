@@ -2,34 +2,14 @@
 // `npm run token`: it says which database it works on, and without the server's data it says so
 // instead of creating an empty database (where a listing would wrongly say "no stored tokens");
 // only `create` with DATA_DIR given explicitly starts a new one.
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { compileScript, type CompiledScript } from '../helpers/compiled-script';
+import { afterEach, describe, expect, it } from 'vitest';
+import { runCommand } from '../helpers/cli';
 import { startTestServer, tempDataDir } from '../helpers/server';
 
-// Compiled once, as the build does (`npm run token` runs that bundle when the build is current).
-let compiled: CompiledScript;
-beforeAll(async () => {
-  compiled = await compileScript('token');
-});
-afterAll(() => compiled?.remove());
-
-/** Runs the token command the way `npm run token -- …` does, in `cwd`, with exactly `env`. */
-function token(args: string[], cwd: string, env: Record<string, string> = {}): Promise<{ code: number | null; out: string; err: string }> {
-  const base = { ...process.env };
-  for (const name of ['DATA_DIR', 'DATABASE_URL']) delete base[name];
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [compiled.file, ...args], { cwd, env: { ...base, ...env } });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (err += d));
-    child.on('error', reject);
-    child.on('exit', (code) => resolve({ code, out, err }));
-  });
-}
+/** Runs the token command the way `npm run token -- …` does (compiled, as the build does), in `cwd`, with exactly `env`. */
+const token = (args: string[], cwd: string, env: Record<string, string> = {}) => runCommand('token', args, env, cwd);
 
 const cleanup: string[] = [];
 afterEach(() => {
