@@ -65,7 +65,8 @@ const DESKTOP_ONLY = ['disk-scan', 'two-pane', 'sealed-offline', 'route-handlers
  * uploads, downloads kept offline. Each runs in one of the two projects. Those the 'locked' project
  * also runs go to the phone (unlocked there, locked at desktop size): the pair still sees both
  * sizes. Issue 31 item 9: the phone's and the desktop's serial sums went from 23.2 and 23.9 min
- * to 19.3 and 19.5 (same machine, clean clone); the projects stay about even.
+ * to 19.3 and 19.5 (this machine: a run in the checkout, then the clean-clone rehearsal ci47); the
+ * projects stay about even.
  */
 const DEVICE_FLOWS_ON_PHONE = ['offline', 'account', 'live', 'resumable-upload', 'upload-cancel', 'app', 'pairing'];
 const DEVICE_FLOWS_ON_DESKTOP = ['keep-offline', 'storage'];
