@@ -19,8 +19,8 @@ import type { Scenario } from '../lib/scenario';
 import { runToken } from '../lib/seed';
 import { median, round } from '../lib/stats';
 
-const UPDATES = 300;
-const UPLOADS = 20;
+const UPDATES = Number(process.env.BENCH_LOCK_UPDATES ?? 300);
+const UPLOADS = Number(process.env.BENCH_LOCK_UPLOADS ?? 20);
 
 /** Plain JS, installed before the page's scripts: when the lock screen and the first row were painted. */
 const TIMING = `(() => {

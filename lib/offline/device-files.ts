@@ -4,8 +4,8 @@
 // for the pages it controls (workers/sw.ts), and the page itself when none does (the first session
 // after installing: the worker controls pages only from their next load). The budget and evictions
 // are the downloader's (woken after a file is kept). Which files are held: on-device.ts.
-import type { FileView, OfflineFile, ParleyDb } from '../sync/page';
-import { DOWNLOAD_CHUNK_BYTES } from './file-bytes';
+import type { DownloadChunk, FileView, OfflineFile, ParleyDb } from '../sync/page';
+import { DOWNLOAD_CHUNK_BYTES, openChunkBytes, sealChunkBytes } from './file-bytes';
 import { wakeDownloader } from './settings';
 
 /** Headers of a response kept with a file the page keeps on the device (the downloader keeps more). */
@@ -14,20 +14,23 @@ const KEPT_FILE_HEADERS = ['content-type', 'content-disposition'] as const;
 /** The bytes of a complete file of this URL held in the database, or null (none, partial, or not all there). */
 export async function readDeviceFile(db: ParleyDb, file: Pick<FileView, 'id' | 'file_url'>): Promise<{ bytes: Uint8Array; row: OfflineFile } | null> {
   if (!file.file_url) return null;
-  return db.transaction('r', db.offlineFiles, db.downloadChunks, async () => {
+  const held = await db.transaction('r', db.offlineFiles, db.downloadChunks, async () => {
     const row = await db.offlineFiles.get(file.id);
     if (!row || !row.complete || row.url !== file.file_url) return null;
-    const chunks = await db.downloadChunks.where('fileId').equals(file.id).sortBy('offset');
-    const out = new Uint8Array(row.size);
-    let at = 0;
-    for (const chunk of chunks) {
-      // A gap or an overlap: not the file (the downloader's reconcile starts it over).
-      if (chunk.offset !== at || at + chunk.bytes.byteLength > row.size) return null;
-      out.set(new Uint8Array(chunk.bytes), at);
-      at += chunk.bytes.byteLength;
-    }
-    return at === row.size ? { bytes: out, row } : null;
+    return { row, chunks: await db.downloadChunks.where('fileId').equals(file.id).sortBy('offset') };
   });
+  if (!held) return null;
+  const { row, chunks } = held;
+  const out = new Uint8Array(row.size);
+  let at = 0;
+  for (const chunk of chunks) {
+    // A gap or an overlap: not the file (the downloader's reconcile starts it over).
+    if (chunk.offset !== at || at + chunk.bytes.byteLength > row.size) return null;
+    // Opened after the transaction: sealed bytes open through WebCrypto, which would end it.
+    out.set(new Uint8Array(await openChunkBytes(chunk.bytes)), at);
+    at += chunk.bytes.byteLength;
+  }
+  return at === row.size ? { bytes: out, row } : null;
 }
 
 /**
@@ -101,12 +104,12 @@ export function keptFileHeaders(headers: Headers): Array<[string, string]> {
 
 /** Writes `row` as a complete file of `bytes` (its size, its chunks), in place of what the database held for it. */
 async function putCompleteFile(db: ParleyDb, row: OfflineFile, bytes: Uint8Array<ArrayBuffer>): Promise<void> {
+  const chunks: DownloadChunk[] = [];
+  for (let offset = 0; offset < bytes.byteLength; offset += DOWNLOAD_CHUNK_BYTES) {
+    chunks.push({ fileId: row.fileId, offset, bytes: await sealChunkBytes(bytes.slice(offset, offset + DOWNLOAD_CHUNK_BYTES).buffer) });
+  }
   await db.transaction('rw', db.offlineFiles, db.downloadChunks, async () => {
     await db.downloadChunks.where('fileId').equals(row.fileId).delete();
-    const chunks = [];
-    for (let offset = 0; offset < bytes.byteLength; offset += DOWNLOAD_CHUNK_BYTES) {
-      chunks.push({ fileId: row.fileId, offset, bytes: bytes.slice(offset, offset + DOWNLOAD_CHUNK_BYTES).buffer });
-    }
     await db.downloadChunks.bulkPut(chunks);
     await db.offlineFiles.put({ ...row, size: bytes.byteLength, received: bytes.byteLength, complete: true });
   });

@@ -21,7 +21,7 @@
 import type { DexieOptions } from 'dexie';
 import { databaseExists, fileById, filesOfConversations, type OfflineFile, openSyncDb, type ParleyDb } from '../sync/page';
 import { recordOpened } from './device-files';
-import { DOWNLOAD_CHUNK_BYTES, type FileBytesStore } from './file-bytes';
+import { DOWNLOAD_CHUNK_BYTES, type FileBytesStore, sealChunkBytes } from './file-bytes';
 import { downloadQueue, effectiveBudget, pauseReason, planEviction, type CacheEntry, type ConnectionLike, type QueueFile } from './policy';
 import { keptConversationIds, readBudgetSetting, readOfflineStatus, STATUS_KEY, type OfflineStatus } from './settings';
 
@@ -224,13 +224,14 @@ export async function downloadFile(db: ParleyDb, file: QueueFile, deps: Download
     let pendingBytes = 0;
     const flush = async () => {
       if (pendingBytes === 0) return;
-      const bytes = concat(pending, pendingBytes);
+      const plain = concat(pending, pendingBytes);
       const offset = current.received;
       pending = [];
       pendingBytes = 0;
+      const bytes = await sealChunkBytes(plain);
       await db.transaction('rw', db.offlineFiles, db.downloadChunks, async () => {
         await db.downloadChunks.put({ fileId: file.id, offset, bytes });
-        current.received = offset + bytes.byteLength;
+        current.received = offset + plain.byteLength;
         await db.offlineFiles.put(current);
       });
     };

@@ -8,15 +8,31 @@
 //   device is unlocked, read and write them (sealed-files.ts); the service worker never does.
 // Either way the bytes of a download in progress are chunks in the database, and the row in
 // `offlineFiles` says what is held.
-import { fileById, type OfflineFile, type ParleyDb } from '../sync/page';
+import { fileById, type OfflineFile, openBytes, type ParleyDb, type SealedBytes, sealBytes } from '../sync/page';
 
 /** Bytes per IndexedDB chunk of a file (and how often a download's progress is saved). */
 export const DOWNLOAD_CHUNK_BYTES = 256 * 1024;
 
-/** A chunk of a file's bytes, in order of offset. */
+/** A chunk of a file's bytes, in order of offset, as stored (sealed on a device with a lock). */
 export interface ByteChunk {
   offset: number;
-  bytes: ArrayBuffer;
+  bytes: ArrayBuffer | SealedBytes;
+}
+
+/** What the sealed bytes of a chunk are bound to. */
+const CONTEXT = 'downloadChunks';
+
+/**
+ * A chunk's bytes as they are stored: sealed with WebCrypto on a device with a lock, before the
+ * transaction that writes them (seal.ts sealBytes says why not in it).
+ */
+export function sealChunkBytes(bytes: ArrayBuffer): Promise<ArrayBuffer | SealedBytes> {
+  return sealBytes(bytes, CONTEXT);
+}
+
+/** A stored chunk's plain bytes (outside any transaction). */
+export function openChunkBytes(stored: ArrayBuffer | SealedBytes): Promise<ArrayBuffer> {
+  return openBytes(stored, CONTEXT);
 }
 
 export interface FileBytesStore {
@@ -62,10 +78,7 @@ export function cacheStorageFiles(caches: CacheStorage, cacheName: string): File
     async complete(db, row, chunks) {
       const headers = new Headers(row.headers);
       headers.set('content-length', String(row.size));
-      const blob = new Blob(
-        chunks.map((c) => c.bytes),
-        { type: headers.get('content-type') ?? '' },
-      );
+      const blob = new Blob(await Promise.all(chunks.map((c) => openChunkBytes(c.bytes))), { type: headers.get('content-type') ?? '' });
       await (await open()).put(new Request(row.url), new Response(blob, { status: 200, headers }));
       await markComplete(db, row, false);
     },

@@ -9,6 +9,7 @@ export type { FetchLike } from './core/http';
 export {
   anonymousDatabaseName,
   databaseExists,
+  type DownloadChunk,
   legacyDatabaseName,
   openSyncDb,
   userDatabaseName,
@@ -35,11 +36,12 @@ export {
 } from './mirror/queries';
 export { knownConversation, knownFile, serverConversationWord } from './mirror/server-word';
 export { BY_ARCHIVED_INDEX, indexWords, ORDER_INDEX, searchWords, WORDS_INDEX } from './mirror/list-keys';
-export { currentSealer, MirrorLockedError, requireSealing, sealMiddleware, setSealer } from './mirror/seal';
+export { currentSealer, MirrorLockedError, openBytes, requireSealing, SealedBytes, sealBytes, sealMiddleware, setSealer } from './mirror/seal';
 export { deleteMeta, getMeta, setMeta, type MetaValues } from './mirror/meta';
 export { MIRROR_CLEARED_KEY, readSyncStatus, type FailedOperation, type MirrorCleared, type SyncStatus } from './engine/status';
 export { readUploadProgress, type UploadProgress } from './engine/upload-progress';
 export { loadClientModule } from './outbox/lazy-client';
+export { queuedUploadBytes } from './outbox/chunks';
 export type { CheckFailure, WhoAmI } from './session/identity';
 export {
   addReports,

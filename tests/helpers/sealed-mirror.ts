@@ -2,6 +2,6 @@
 // user's databases sealed as on a device with a lock (lib/sync/mirror/seal.ts). Everything the
 // engine, pull, outbox and screens' queries do must work the same through the seal.
 import { setSealer } from '../../lib/sync/mirror/seal';
-import { createSealer } from '../../lib/sync/mirror/sealer';
+import { createSealer, deriveMirrorKeys } from '../../lib/sync/mirror/sealer';
 
-setSealer(createSealer({ rowKey: crypto.getRandomValues(new Uint8Array(32)), indexKey: crypto.getRandomValues(new Uint8Array(32)) }));
+setSealer(createSealer(await deriveMirrorKeys(crypto.getRandomValues(new Uint8Array(32)))));

@@ -11,6 +11,7 @@ import { MirrorLockedError, requireSealing, setSealer } from '../../lib/sync/mir
 import { moveCachedFilesToDevice, readDeviceFile } from '../../lib/offline/device-files';
 import { sealClearRows } from '../../lib/sync/mirror/seal-existing';
 import { createSealer, deriveMirrorKeys } from '../../lib/sync/mirror/sealer';
+import { chunkBytes, prepareChunks, readChunks, storeChunks } from '../../lib/sync/outbox/chunks';
 import type { OutboxOp } from '../../lib/sync/outbox/operations';
 import { removeDatabase } from '../../lib/sync/session/removal';
 import { DEFAULT_FILTERS } from '../../lib/view/conversations';
@@ -32,7 +33,9 @@ async function fill(db: ParleyDb) {
   await db.conversations.bulkPut([conversation('C000000000000001', PATIENT), conversation('C000000000000002', null, 'ward7B-night'), conversation('C000000000000003', 'oliver-smith')]);
   await db.files.put(file);
   await db.outbox.add({ id: 'op-1', entity: 'file', entityId: file.id, body: { kind: 'file.rename', filename: `${FILE_NAME}.old` }, state: 'queued' } as unknown as OutboxOp);
-  await db.uploadChunks.add({ opId: 'op-1', index: 0, bytes: new TextEncoder().encode(BYTES_MARK).buffer as ArrayBuffer });
+  // As an upload is queued: the bytes prepared (sealed with WebCrypto when there are keys) before the transaction.
+  const chunks = await prepareChunks(new TextEncoder().encode(BYTES_MARK).buffer as ArrayBuffer);
+  await db.transaction('rw', db.uploadChunks, () => storeChunks(db, 'op-1', chunks));
   await db.meta.put({ key: 'lastSearch', value: PATIENT });
 }
 
@@ -71,8 +74,7 @@ describe('the sealed mirror', () => {
     expect(await db.conversations.get('C000000000000001')).toEqual(conversation('C000000000000001', PATIENT));
     expect(await db.files.get(file.id)).toEqual(file);
     expect(await db.outbox.toArray()).toEqual([expect.objectContaining({ seq: 1, id: 'op-1', body: { kind: 'file.rename', filename: `${FILE_NAME}.old` } })]);
-    const [chunk] = await db.uploadChunks.where('opId').equals('op-1').toArray();
-    expect(new TextDecoder().decode(chunk!.bytes)).toBe(BYTES_MARK);
+    expect((await readChunks(db, 'op-1', 1))!.map((bytes) => new TextDecoder().decode(bytes))).toEqual([BYTES_MARK]);
     expect(await db.meta.get('lastSearch')).toEqual({ key: 'lastSearch', value: PATIENT });
     db.close();
   });
@@ -117,6 +119,37 @@ describe('the sealed mirror', () => {
     // Ten wrong PINs or a remote wipe erase a locked device: without its keys, all the same.
     expect(await removeDatabase('parley-sync-locked', dexie)).toMatchObject({ databases: 1, conversations: 3, files: 1, unsyncedChanges: 1, openedDocuments: 1 });
     expect(await databaseExists('parley-sync-locked', dexie)).toBe(false);
+  });
+
+  it("seals a queued upload's bytes with WebCrypto before their transaction, beside the row's seal, and opens them only with the keys", async () => {
+    const dexie = env();
+    setSealer(await sealer());
+    const db = openSyncDb('parley-sync-bytes', dexie);
+    const plain = new TextEncoder().encode(`${BYTES_MARK} `.repeat(60_000)).buffer as ArrayBuffer; // 1.5 MB: two chunks
+    const chunks = await prepareChunks(plain);
+    expect(chunks.map((c) => c.byteLength)).toEqual([1024 * 1024, plain.byteLength - 1024 * 1024]);
+    await db.transaction('rw', db.uploadChunks, () => storeChunks(db, 'op-9', chunks));
+    const raw = new Dexie('parley-sync-bytes', { ...dexie, addons: [] });
+    await raw.open();
+    const stored = (await raw.table('uploadChunks').get(['op-9', 1])) as { $: Uint8Array; $b: { bytes: ArrayBuffer } };
+    // Outside the row's own seal: the row's cipher does not pass over the bytes again.
+    expect(stored.$.byteLength).toBeLessThan(200);
+    expect(stored.$b.bytes.byteLength).toBe(plain.byteLength - 1024 * 1024 + 28);
+    expect(await rawText('parley-sync-bytes', dexie)).not.toContain(BYTES_MARK);
+    const back = await readChunks(db, 'op-9', 2);
+    expect(new TextDecoder().decode(new Uint8Array(await new Blob(back!).arrayBuffer()))).toBe(new TextDecoder().decode(plain));
+    // Changed on disk: refused, not read as other bytes.
+    new Uint8Array(stored.$b.bytes)[100] ^= 1;
+    await raw.table('uploadChunks').put(stored);
+    raw.close();
+    await expect(readChunks(db, 'op-9', 2)).rejects.toThrow();
+    // Locked: nothing is sealed or opened, and nothing is written in clear.
+    setSealer(null);
+    requireSealing(true);
+    await expect(prepareChunks(plain)).rejects.toBeInstanceOf(MirrorLockedError);
+    await expect(readChunks(db, 'op-9', 2)).rejects.toBeInstanceOf(MirrorLockedError);
+    requireSealing(false);
+    db.close();
   });
 
   it('does not open rows sealed under another key or changed on disk', async () => {
@@ -174,7 +207,7 @@ describe('the sealed mirror', () => {
     expect((await readConversationWindow(db, { ...DEFAULT_FILTERS, text: 'hughes' }, null, 0, 50)).rows.map((c) => c.id)).toEqual(['C000000000000001']);
     expect(await db.outbox.toArray()).toEqual([expect.objectContaining({ seq: 1, id: 'op-1' })]);
     expect(await db.uploadChunks.count()).toBe(71);
-    expect(new TextDecoder().decode((await db.uploadChunks.get(['op-1', 70]))!.bytes)).toBe(`${BYTES_MARK} 69`);
+    expect(new TextDecoder().decode(await chunkBytes((await db.uploadChunks.get(['op-1', 70]))!.bytes))).toBe(`${BYTES_MARK} 69`);
     // A second pass finds nothing left.
     expect(await sealClearRows(db, dexie)).toBe(0);
     db.close();

@@ -105,6 +105,13 @@ describe('sealed device: files kept offline live as sealed chunks in the databas
     const raw = await rawText(t.db.name, t.dexie);
     expect(raw).not.toContain(MARK.slice(0, 10));
     expect(raw).not.toContain('big.txt');
+    // Sealed with WebCrypto before their transaction, beside the row's own (JavaScript) seal.
+    const stored = new Dexie(t.db.name, { ...t.dexie, addons: [] });
+    await stored.open();
+    const chunks = (await stored.table('downloadChunks').toArray()) as Array<{ $b?: { bytes: ArrayBuffer } }>;
+    stored.close();
+    expect(chunks.length).toBeGreaterThanOrEqual(2);
+    expect(chunks.reduce((n, c) => n + (c.$b?.bytes.byteLength ?? 0) - 28, 0)).toBe(size + 300);
     // A second pass has nothing to do.
     t.seen.length = 0;
     await runPass(t.db.name, t.deps);

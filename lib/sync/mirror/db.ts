@@ -5,7 +5,7 @@ import { Dexie, type DexieOptions, type EntityTable } from 'dexie';
 import type { Conversation, FileObject } from '../../schemas';
 import { BY_ARCHIVED_INDEX, listKeysMiddleware, ORDER_INDEX, WORDS_INDEX } from './list-keys';
 import type { OutboxOp } from './outbox-row';
-import { sealMiddleware } from './seal';
+import { type SealedBytes, sealMiddleware } from './seal';
 
 /**
  * How a visible row relates to the server: no pending work, the user's work queued, or work that
@@ -36,11 +36,14 @@ export interface ServerFile extends FileObject {
   conversationId: string | null;
 }
 
-/** The bytes of a queued upload, as ArrayBuffer chunks: Safari fails storing Blob/File in IndexedDB. */
+/**
+ * The bytes of a queued upload, as ArrayBuffer chunks: Safari fails storing Blob/File in IndexedDB.
+ * Sealed on a device with a lock (outbox/chunks.ts reads and writes them).
+ */
 export interface UploadChunk {
   opId: string;
   index: number;
-  bytes: ArrayBuffer;
+  bytes: ArrayBuffer | SealedBytes;
 }
 
 /** A temp id that has been replaced by the server's id, so a UI holding the old one can follow. */
@@ -92,11 +95,11 @@ export interface OfflineFile {
   headers: Array<[string, string]>;
 }
 
-/** Bytes of a partly downloaded file, keyed by their offset in it. */
+/** Bytes of a file held on the device, keyed by their offset in it (sealed on a device with a lock: lib/offline/file-bytes.ts). */
 export interface DownloadChunk {
   fileId: string;
   offset: number;
-  bytes: ArrayBuffer;
+  bytes: ArrayBuffer | SealedBytes;
 }
 
 export interface MetaRow {

@@ -7,6 +7,8 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import type { MirrorKeys, Sealer } from './seal';
 
 const NONCE = 24;
+/** AES-GCM's iv: random per sealing; 2^32 sealings under one key stay far below its limit. */
+const IV = 12;
 const encoder = new TextEncoder();
 
 /**
@@ -17,7 +19,7 @@ const encoder = new TextEncoder();
 const TOKEN_CACHE_SIZE = 20_000;
 
 export function createSealer(keys: MirrorKeys): Sealer {
-  const { rowKey, indexKey } = keys;
+  const { rowKey, indexKey, bytesKey } = keys;
   // The key's inner and outer blocks hashed once; each token continues a copy.
   const keyed = hmac.create(sha256, indexKey);
   const tokens = new Map<string, string>();
@@ -34,6 +36,17 @@ export function createSealer(keys: MirrorKeys): Sealer {
     open(sealed, context) {
       return xchacha20poly1305(rowKey, sealed.subarray(0, NONCE), encoder.encode(context)).decrypt(sealed.subarray(NONCE));
     },
+    async sealBytes(plain, context) {
+      const iv = crypto.getRandomValues(new Uint8Array(IV));
+      const sealed = await crypto.subtle.encrypt({ name: 'AES-GCM', iv, additionalData: encoder.encode(context) }, bytesKey, plain);
+      const out = new Uint8Array(IV + sealed.byteLength);
+      out.set(iv);
+      out.set(new Uint8Array(sealed), IV);
+      return out.buffer;
+    },
+    openBytes(sealed, context) {
+      return crypto.subtle.decrypt({ name: 'AES-GCM', iv: new Uint8Array(sealed, 0, IV), additionalData: encoder.encode(context) }, bytesKey, new Uint8Array(sealed, IV));
+    },
     token(text) {
       const known = tokens.get(text);
       if (known !== undefined) return known;
@@ -49,11 +62,18 @@ export function createSealer(keys: MirrorKeys): Sealer {
   };
 }
 
-/** HKDF-SHA-256 of the device's data key (raw bytes, lib/view/lock/keys.ts) into the mirror's two keys. */
+/** HKDF-SHA-256 of the device's data key (raw bytes, lib/view/lock/keys.ts) into the mirror's three keys. */
 export async function deriveMirrorKeys(dataKeyBytes: Uint8Array<ArrayBuffer>): Promise<MirrorKeys> {
   const subtle = globalThis.crypto.subtle;
-  const base = await subtle.importKey('raw', dataKeyBytes, 'HKDF', false, ['deriveBits']);
+  const base = await subtle.importKey('raw', dataKeyBytes, 'HKDF', false, ['deriveBits', 'deriveKey']);
   const derive = async (info: string) =>
     new Uint8Array(await subtle.deriveBits({ name: 'HKDF', hash: 'SHA-256', salt: new Uint8Array(32), info: encoder.encode(info) }, base, 256));
-  return { rowKey: await derive('parley mirror rows v1'), indexKey: await derive('parley mirror index v1') };
+  const bytesKey = await subtle.deriveKey(
+    { name: 'HKDF', hash: 'SHA-256', salt: new Uint8Array(32), info: encoder.encode('parley mirror bytes v1') },
+    base,
+    { name: 'AES-GCM', length: 256 },
+    false,
+    ['encrypt', 'decrypt'],
+  );
+  return { rowKey: await derive('parley mirror rows v1'), indexKey: await derive('parley mirror index v1'), bytesKey };
 }

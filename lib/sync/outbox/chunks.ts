@@ -1,9 +1,11 @@
 // The queued bytes of an upload (the `uploadChunks` table): stored with the upload's operation,
 // read when it is sent (whole for POST /v1/files, a PATCH's range for tus), dropped with the
-// operation (answered, cancelled, discarded). The outbox reaches the table only here, so how the
-// bytes are stored is decided in one file. (Outside the outbox: the viewer reads a pending
-// upload's bytes, lib/view/viewer; sign-out counts them, session/removal.ts.)
+// operation (answered, cancelled, discarded). The table is reached only here, so how the bytes are
+// stored (chunked; sealed with WebCrypto on a device with a lock) is decided in one file. (Sign-out
+// also counts them, session/removal.ts; the viewer reads a pending upload's bytes through
+// `queuedUploadBytes`.)
 import type { ParleyDb } from '../mirror/db';
+import { openBytes, type SealedBytes, sealBytes } from '../mirror/seal';
 
 /** Bytes are stored in chunks of this size: big enough to be few, small enough for iOS. */
 export const UPLOAD_CHUNK_BYTES = 1024 * 1024;
@@ -13,14 +15,27 @@ export function chunkCountOf(byteLength: number): number {
   return Math.max(1, Math.ceil(byteLength / UPLOAD_CHUNK_BYTES));
 }
 
-/** Stores an upload's bytes (inside the caller's transaction, which must include `uploadChunks`). */
-export async function storeChunks(db: ParleyDb, opId: string, buffer: ArrayBuffer): Promise<void> {
+/** The table's name, which the sealed bytes are bound to. */
+const CONTEXT = 'uploadChunks';
+
+/** An upload's bytes cut into chunks and sealed on a device with a lock: before the transaction that stores them. */
+export async function prepareChunks(buffer: ArrayBuffer): Promise<Array<ArrayBuffer | SealedBytes>> {
   const chunks = [];
   for (let index = 0; index < chunkCountOf(buffer.byteLength); index++) {
     const start = index * UPLOAD_CHUNK_BYTES;
-    chunks.push({ opId, index, bytes: buffer.slice(start, start + UPLOAD_CHUNK_BYTES) });
+    chunks.push(sealBytes(buffer.slice(start, start + UPLOAD_CHUNK_BYTES), CONTEXT));
   }
-  await db.uploadChunks.bulkAdd(chunks);
+  return Promise.all(chunks);
+}
+
+/** Stores an upload's prepared chunks (inside the caller's transaction, which must include `uploadChunks`). */
+export async function storeChunks(db: ParleyDb, opId: string, chunks: Array<ArrayBuffer | SealedBytes>): Promise<void> {
+  await db.uploadChunks.bulkAdd(chunks.map((bytes, index) => ({ opId, index, bytes })));
+}
+
+/** A stored chunk's plain bytes (outside any transaction: opening sealed bytes awaits WebCrypto). */
+export function chunkBytes(stored: ArrayBuffer | SealedBytes): Promise<ArrayBuffer> {
+  return openBytes(stored, CONTEXT);
 }
 
 /** Drops an upload's bytes (its operation was answered, cancelled or discarded). */
@@ -31,7 +46,7 @@ export async function dropChunks(db: ParleyDb, opId: string): Promise<void> {
 /** All of an upload's bytes, in order; null when any chunk is missing (they were dropped). */
 export async function readChunks(db: ParleyDb, opId: string, chunkCount: number): Promise<ArrayBuffer[] | null> {
   const chunks = await db.uploadChunks.where('opId').equals(opId).sortBy('index');
-  return chunks.length === chunkCount ? chunks.map((chunk) => chunk.bytes) : null;
+  return chunks.length === chunkCount ? Promise.all(chunks.map((chunk) => chunkBytes(chunk.bytes))) : null;
 }
 
 /** An upload's stored bytes, read a range of chunks at a time (a tus PATCH's worth). */
@@ -53,7 +68,16 @@ export async function openStoredChunks(db: ParleyDb, opId: string, chunkCount: n
     async read(from, to) {
       const chunks = await db.uploadChunks.where('[opId+index]').between([opId, from], [opId, to], true, true).toArray();
       if (chunks.length !== to - from + 1) return null;
-      return chunks.sort((a, b) => a.index - b.index);
+      chunks.sort((a, b) => a.index - b.index);
+      return Promise.all(chunks.map(async ({ index, bytes }) => ({ index, bytes: await chunkBytes(bytes) })));
     },
   };
+}
+
+/** The bytes of a file's queued upload, in order, or null when it has none (viewer, thumbnails). */
+export async function queuedUploadBytes(db: ParleyDb, fileId: string): Promise<ArrayBuffer[] | null> {
+  const op = await db.outbox.where('entityId').equals(fileId).filter((o) => o.body.kind === 'file.upload').first();
+  if (!op) return null;
+  const chunks = await db.uploadChunks.where('opId').equals(op.id).sortBy('index');
+  return chunks.length > 0 ? Promise.all(chunks.map((chunk) => chunkBytes(chunk.bytes))) : null;
 }

@@ -11,7 +11,7 @@
 //   where a file fetched is kept (lib/offline/device-files.ts).
 // The fetch reports its progress (bytes received of the total) and stops on `signal`.
 import { keepOpenedFile, keptFileHeaders, keepOpenedInCache, noteDeviceFileOpened, readCachedFile, readDeviceFile, recordOpened } from '../../offline/device-files';
-import { currentSealer, type FileView, OPENED_FILES_CACHE, type ParleyDb } from '../../sync/page';
+import { currentSealer, type FileView, OPENED_FILES_CACHE, type ParleyDb, queuedUploadBytes } from '../../sync/page';
 
 export type Loaded =
   | { ok: true; bytes: Uint8Array; from: 'queue' | 'device' | 'network' }
@@ -34,15 +34,13 @@ export const NOT_ON_DEVICE = 'Not on this device — available when you’re bac
 
 
 async function queued(db: ParleyDb, fileId: string): Promise<Uint8Array | null> {
-  const op = await db.outbox.where('entityId').equals(fileId).filter((o) => o.body.kind === 'file.upload').first();
-  if (!op) return null;
-  const chunks = await db.uploadChunks.where('opId').equals(op.id).sortBy('index');
-  if (chunks.length === 0) return null;
-  const out = new Uint8Array(chunks.reduce((n, c) => n + c.bytes.byteLength, 0));
+  const chunks = await queuedUploadBytes(db, fileId);
+  if (!chunks) return null;
+  const out = new Uint8Array(chunks.reduce((n, c) => n + c.byteLength, 0));
   let at = 0;
   for (const c of chunks) {
-    out.set(new Uint8Array(c.bytes), at);
-    at += c.bytes.byteLength;
+    out.set(new Uint8Array(c), at);
+    at += c.byteLength;
   }
   return out;
 }

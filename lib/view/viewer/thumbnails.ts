@@ -6,7 +6,7 @@
 // and dropped when their file is gone from the mirror (pruneThumbnails).
 import { Dexie, type DexieOptions, type EntityTable } from 'dexie';
 import { readDeviceFile } from '../../offline/device-files';
-import { type FileView, OPENED_FILES_CACHE, type ParleyDb, sealMiddleware, thumbnailsDatabaseName } from '../../sync/page';
+import { type FileView, OPENED_FILES_CACHE, type ParleyDb, queuedUploadBytes, sealMiddleware, thumbnailsDatabaseName } from '../../sync/page';
 
 export interface Thumbnail {
   fileId: string;
@@ -40,11 +40,8 @@ export function openThumbnails(database: string, options: DexieOptions = {}): Th
  * the database (a device with a lock, lib/offline/device-files.ts), else the file cache.
  */
 export async function bytesOnDevice(db: ParleyDb, file: FileView, caches: CacheStorage | null): Promise<Blob | null> {
-  const op = await db.outbox.where('entityId').equals(file.id).filter((o) => o.body.kind === 'file.upload').first();
-  if (op) {
-    const chunks = await db.uploadChunks.where('opId').equals(op.id).sortBy('index');
-    if (chunks.length > 0) return new Blob(chunks.map((c) => c.bytes));
-  }
+  const queued = await queuedUploadBytes(db, file.id);
+  if (queued) return new Blob(queued);
   const held = await readDeviceFile(db, file);
   if (held) return new Blob([held.bytes.buffer as ArrayBuffer]);
   if (!file.file_url || !caches || !(await caches.has(OPENED_FILES_CACHE))) return null;

@@ -5,7 +5,8 @@ import { SyncInputError } from '../../core/errors';
 import { freeBytes, isQuotaError, uploadTooBig } from '../../core/storage';
 import { newOp, rebuild, requireConversation, resolve, type WriteContext } from './context';
 import { isTempId, newTempId } from '../operations';
-import { chunkCountOf, storeChunks } from '../chunks';
+import { chunkCountOf, prepareChunks, storeChunks } from '../chunks';
+import type { SealedBytes } from '../../mirror/seal';
 
 export interface UploadSource {
   name: string;
@@ -38,6 +39,8 @@ export interface PreparedUpload {
   name: string;
   fileType: string;
   buffer: ArrayBuffer;
+  /** The bytes as they are stored: chunked, sealed on a device with a lock. */
+  chunks: Array<ArrayBuffer | SealedBytes>;
   /** A full quota met while storing the chunks aborts the whole transaction: said as "too big". */
   refuseIfFull(error: unknown): never;
 }
@@ -55,6 +58,7 @@ export async function prepareUpload(ctx: WriteContext, source: UploadSource): Pr
     name: source.name,
     fileType,
     buffer,
+    chunks: await prepareChunks(buffer),
     refuseIfFull: (error: unknown): never => {
       throw isQuotaError(error) ? uploadTooBig(source.name, buffer.byteLength, null) : error;
     },
@@ -80,7 +84,7 @@ export async function queueUpload(ctx: WriteContext, target: { conversationId: s
     chunkCount: chunkCountOf(upload.buffer.byteLength),
   });
   await ctx.db.outbox.add(op);
-  await storeChunks(ctx.db, op.id, upload.buffer);
+  await storeChunks(ctx.db, op.id, upload.chunks);
   await rebuild(ctx, { files: [id] });
   return id;
 }
