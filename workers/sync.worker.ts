@@ -94,7 +94,11 @@ const api = {
     baseUrl = config.baseUrl;
     shareToken();
     if (self.navigator?.onLine === false) void engine.setOnline(false);
-    if (config.keys) downloads = startSealedDownloads({ database: name, deps: sealedDownloader(), locks: self.navigator?.locks });
+    if (config.keys) {
+      const changes = db;
+      const busy = async () => (await changes.outbox.where('state').anyOf('queued', 'inflight').count()) > 0;
+      downloads = startSealedDownloads({ database: name, deps: sealedDownloader(), locks: self.navigator?.locks, busy });
+    }
   },
 
   stop(): void {

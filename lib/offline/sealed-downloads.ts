@@ -14,6 +14,11 @@
 // database's changes that can change what is kept (files pulled, conversations pinned: Dexie's
 // `storagemutated`). Not after every change: a pass reads every conversation (the pinned rule),
 // and an initial sync commits thousands of rows in the same worker.
+//
+// The user's own changes go first: while the outbox has changes to send (`busy`), a pass waits
+// (up to `yieldMs`, 30 s, so a queue stuck on a failing change does not hold downloads for ever).
+// Both run in this worker: a download's sealing and writes would otherwise slow the replay of what
+// the user did offline, which is what they are waiting for.
 import { Dexie, type ObservabilitySet } from 'dexie';
 import { runPass, type DownloaderDeps, type PassResult } from './downloader';
 import { networkConnection, offlineChannelName } from './settings';
@@ -29,6 +34,11 @@ export interface SealedDownloadsOptions {
   changeGapMs?: number;
   /** Each pass's result (tests). */
   onPass?: (result: PassResult) => void;
+  /** Whether the user's changes are still being sent: a pass waits for them (up to `yieldMs`). */
+  busy?: () => Promise<boolean>;
+  /** The longest a pass waits for `busy` (default 30 s); checked every `busyPollMs` (250 ms). */
+  yieldMs?: number;
+  busyPollMs?: number;
 }
 
 export interface SealedDownloads {
@@ -40,14 +50,20 @@ export interface SealedDownloads {
   idle(): Promise<void>;
 }
 
-export function startSealedDownloads({ database, deps, locks, changeGapMs = 30_000, onPass }: SealedDownloadsOptions): SealedDownloads {
+export function startSealedDownloads({ database, deps, locks, changeGapMs = 30_000, onPass, busy, yieldMs = 30_000, busyPollMs = 250 }: SealedDownloadsOptions): SealedDownloads {
   let stopped = false;
   let lastPassAt = -Infinity;
   let running: Promise<void> | null = null;
   let again = false;
   let timer: ReturnType<typeof setTimeout> | null = null;
 
+  const yieldToChanges = async () => {
+    const until = Date.now() + yieldMs;
+    while (busy && !stopped && Date.now() < until && (await busy().catch(() => false))) await new Promise((resolve) => setTimeout(resolve, busyPollMs));
+  };
+
   const onePass = async () => {
+    await yieldToChanges();
     const pass = async () => {
       if (stopped) return;
       lastPassAt = Date.now();

@@ -179,6 +179,41 @@ describe('sealed device: files kept offline live as sealed chunks in the databas
 });
 
 describe("sealed device: the sync worker's downloader", () => {
+  it("waits while the user's changes are being sent, and not for ever when they are stuck", async () => {
+    const t = setup('parley-sync-sealed-yield');
+    const f = await t.addFile('f', 'kept', 100);
+    await keep(t.db, 'kept');
+    let sending = true;
+    let checks = 0;
+    const results: PassResult[] = [];
+    const busy = async () => {
+      checks++;
+      return sending;
+    };
+    const runner = startSealedDownloads({ database: t.db.name, deps: t.deps, onPass: (r) => results.push(r), busy, busyPollMs: 5 });
+    try {
+      // Queued changes: no download yet, however often it looks.
+      await expect.poll(() => checks).toBeGreaterThanOrEqual(4);
+      expect(t.seen).toEqual([]);
+      expect(results).toEqual([]);
+      sending = false;
+      await expect.poll(() => results.length).toBe(1);
+      expect(t.seen).toEqual([f.file_url]);
+    } finally {
+      await runner.stop();
+    }
+    // A queue that never empties holds a pass back only `yieldMs`.
+    const u = setup('parley-sync-sealed-stuck');
+    const g = await u.addFile('g', 'kept', 100);
+    await keep(u.db, 'kept');
+    const stuck = startSealedDownloads({ database: u.db.name, deps: u.deps, busy: async () => true, busyPollMs: 5, yieldMs: 30 });
+    try {
+      await expect.poll(() => u.seen).toEqual([g.file_url]);
+    } finally {
+      await stuck.stop();
+    }
+  });
+
   it('passes at start and when the page wakes it (a "Keep offline" toggle), one at a time', async () => {
     const t = setup('parley-sync-sealed-runner');
     const f = await t.addFile('f', 'kept', 100);
