@@ -278,8 +278,8 @@ function sealedTable(table: DBCoreTable): DBCoreTable {
       throw new MirrorLockedError();
     }
     const row = decodeRow(keys.open(value[SEALED], name));
-    const presealed = value[SEALED_BYTES] as Record<string, ArrayBuffer> | undefined;
-    if (presealed) for (const [field, raw] of Object.entries(presealed)) row[field] = new SealedBytes(raw);
+    const presealed = value[SEALED_BYTES];
+    if (presealed && typeof presealed === 'object') for (const [field, raw] of Object.entries(presealed)) if (raw instanceof ArrayBuffer) row[field] = new SealedBytes(raw);
     // An auto-incremented key (the outbox's seq) was given by IndexedDB after sealing.
     for (const path of primary) if (getPath(row, path) === undefined && getPath(value, path) !== undefined) setPath(row, path, getPath(value, path));
     return row;
