@@ -200,6 +200,26 @@ test('offline expiry: warned in the last 3 days; past 14 days without reaching t
   await expect.poll(() => parleyDatabases(page)).toEqual([]);
 });
 
+test('a token kept in clear with no policy stored yet: refused answers of the policy are asked again, and the lock is set up', async ({ page, context }) => {
+  // An earlier version's install on its first visit since: the token, no policy. The server's
+  // first answers are a busy server's 503s; the app must not stay on the sign-in screen.
+  let refused = 0;
+  await context.route('**/device-policy', (route) => {
+    if (refused++ < 3) return route.fulfill({ status: 503, contentType: 'application/json', body: '{"error":{"code":"unavailable","message":"busy"}}' });
+    return route.continue();
+  });
+  await page.goto(app.url);
+  await page.evaluate((token) => {
+    localStorage.clear();
+    localStorage.setItem('parley:token', token);
+  }, E2E_TOKENS.alice);
+  refused = 0;
+  await page.reload();
+  // Asked again 1, 2 and 4 s after each refusal: the fourth answer comes ~7 s after the load.
+  await expect(page.getByRole('heading', { name: 'Protect this device' })).toBeVisible({ timeout: 20_000 });
+  expect(refused).toBeGreaterThanOrEqual(4);
+});
+
 test('a device signed in before the lock (its token in clear) is asked to set one up, and the token leaves localStorage', async ({ page }) => {
   const contact = await seedConversation(page);
   // An install of an earlier version, or one signed in while the deployment had the lock off.

@@ -27,9 +27,11 @@ const BACKGROUND_BUDGET_KIB = 70;
  * search's matching, the results' flags and cards, the sealed downloads. The two panes, the honest
  * status and the pacer took it to 1,453 KiB (CI, stop 36). The file lists' background thumbnails
  * (issue 32 item 13: the fetch queue and the connection rule, in the conversation screen's chunk)
- * measured 1,462 KiB on branch h6-thumbs.
+ * measured 1,462 KiB on branch h6-thumbs. Sealing large byte fields with WebCrypto before their
+ * transaction (issue 28's replay: seal.ts sealBytes/openBytes, the chunk owners' sealing and
+ * opening, the downloads' wait for the outbox) measured 1,470 KiB (CI rehearsal ci48).
  */
-const PRECACHE_BUDGET_KIB = 1_465;
+const PRECACHE_BUDGET_KIB = 1_472;
 /** What pdf.js's code contains wherever the bundler put it (scripts/precache-shell.mjs). */
 const PDF_JS = /\bGlobalWorkerOptions\b|\bWorkerMessageHandler\b/;
 

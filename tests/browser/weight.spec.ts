@@ -36,9 +36,12 @@ import { accessibilityViolations, api, expectAllSynced, openConversation, signIn
  * when first opened, as they did as screens of their own. Issue 32's honest status, merged beside
  * them, added 0.6 KiB (213.2 → 213.8, measured on CI): the pill's words are a pure function of
  * what the transfer does (status-label.ts: server unreachable, sending x of y on the server,
- * stalled with its countdown), and the failed count inside the pill.
+ * stalled with its countdown), and the failed count inside the pill. Issue 28's bytes sealed with
+ * WebCrypto added 0.5 KiB (213.9 → 214.4, measured on CI): the seal middleware, on the first
+ * screen, keeps a pre-sealed field beside the row's seal (SealedBytes), and the list's thumbnails
+ * read a queued upload's bytes through its owner (outbox/chunks.ts queuedUploadBytes).
  */
-const FIRST_LOAD_BUDGET_KIB = 213.9;
+const FIRST_LOAD_BUDGET_KIB = 214.5;
 
 
 

@@ -53,13 +53,29 @@ export function DeviceLock({
   const [phase, setPhase] = useState<Phase>(() => (vault.locked && readLock(storage)?.sealedToken ? 'locked' : 'open'));
   const [wrong, setWrong] = useState(() => readLock(storage)?.wrongUnlocks ?? 0);
 
-  // The policy: the last one known at once, the server's as soon as it answers.
+  // The policy: the last one known at once, the server's as soon as it answers. Asked again (1, 2,
+  // 4 … 15 s apart) until it does: a token kept in clear by an earlier version waits for it (see
+  // below), and one refused answer (a busy server's 429 or 503) must not leave that device on the
+  // sign-in screen until the next reload.
   useEffect(() => {
-    void fetchPolicy(fetch, window.location.origin).then((fresh) => {
-      if (!fresh) return;
-      storage.setItem(POLICY_KEY, JSON.stringify(fresh));
-      setPolicy(fresh);
-    });
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let gone = false;
+    const ask = (attempt: number) => {
+      void fetchPolicy(fetch, window.location.origin).then((fresh) => {
+        if (gone) return;
+        if (!fresh) {
+          timer = setTimeout(() => ask(attempt + 1), Math.min(15_000, 1000 * 2 ** attempt));
+          return;
+        }
+        storage.setItem(POLICY_KEY, JSON.stringify(fresh));
+        setPolicy(fresh);
+      });
+    };
+    ask(0);
+    return () => {
+      gone = true;
+      clearTimeout(timer);
+    };
   }, [storage]);
   useEffect(() => {
     vault.requireLock(policy.lockAfterMs > 0);
