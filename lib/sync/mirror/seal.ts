@@ -2,6 +2,7 @@
 // row before IndexedDB sees it and opens it again on every read, so whoever writes or reads a row
 // (rebase, pull, the outbox, the downloader, the screens) never knows. On disk a sealed row is
 //   { <its primary key>, <its index keys>, $: nonce ‖ XChaCha20-Poly1305(row) }
+// and, for byte fields sealed before the transaction (`sealBytes`, below), $b: { <field>: iv ‖ AES-GCM(bytes) }.
 // Random ids, timestamps, sizes and the list's order keys stay in clear so the indexes keep
 // working; the indexes that would name a patient (a conversation's contact and group id, its
 // search words) hold keyed tokens instead (HMAC-SHA-256 under a key of their own), and a query on
@@ -32,7 +33,7 @@ export interface MirrorKeys {
   rowKey: Uint8Array;
   /** 32 bytes: keys the tokens of the indexes that would name a patient. */
   indexKey: Uint8Array;
-  /** AES-GCM, not extractable: seals large byte fields (queued uploads) through WebCrypto, outside any transaction. */
+  /** AES-GCM, not extractable: seals large byte fields (queued upload chunks, files' chunks) through WebCrypto, outside any transaction. */
   bytesKey: CryptoKey;
 }
 
