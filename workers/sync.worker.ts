@@ -6,7 +6,7 @@
 //
 // Load it with: new Worker(new URL('../workers/sync.worker.ts', import.meta.url), { type: 'module' })
 import * as Comlink from 'comlink';
-import { createSealer, databaseLock, type MirrorKeys, openSyncDb, setSealer, type OpenTabChannel, type ParleyDb, resumableUploads, storeBackgroundAccess, SyncEngine, type SyncReport, whoAmI, type WhoAmI } from '../lib/sync/worker';
+import { createSealer, databaseLock, UNSENT_STATES, type MirrorKeys, openSyncDb, setSealer, type OpenTabChannel, type ParleyDb, resumableUploads, storeBackgroundAccess, SyncEngine, type SyncReport, whoAmI, type WhoAmI } from '../lib/sync/worker';
 import { databaseChunkFiles } from '../lib/offline/file-bytes';
 import type { ConnectionLike } from '../lib/offline/policy';
 import { startSealedDownloads, type SealedDownloads } from '../lib/offline/sealed-downloads';
@@ -96,7 +96,7 @@ const api = {
     if (self.navigator?.onLine === false) void engine.setOnline(false);
     if (config.keys) {
       const changes = db;
-      const busy = async () => (await changes.outbox.where('state').anyOf('queued', 'inflight').count()) > 0;
+      const busy = async () => (await changes.outbox.where('state').anyOf(UNSENT_STATES).count()) > 0;
       downloads = startSealedDownloads({ database: name, deps: sealedDownloader(), locks: self.navigator?.locks, busy });
     }
   },

@@ -3,6 +3,7 @@
 // workers/sync.worker.ts and workers/xhr-upload.ts (the service worker has service-worker.ts).
 export type { UploadLike } from './core/http';
 export { openSyncDb, type ParleyDb } from './mirror/db';
+export { UNSENT_STATES } from './outbox/lifecycle';
 export { setSealer, type MirrorKeys } from './mirror/seal';
 export { createSealer } from './mirror/sealer';
 export { SyncEngine, type SyncReport } from './engine/engine';

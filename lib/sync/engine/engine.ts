@@ -10,7 +10,7 @@ import { Leadership, type LeaderLocks, type OpenTabChannel } from './leader';
 import { LiveStream } from './live';
 import { pull, type PullDeps, type PullResult } from '../pull/pull';
 import { push, recoverInflight, UPLOAD_STALL_MS, type PushResult, type ReplayProbe } from '../outbox/replay';
-import { woken } from '../outbox/lifecycle';
+import { UNSENT_STATES, woken } from '../outbox/lifecycle';
 import { UploadProgressWriter } from './upload-progress';
 import type { ResumableUploads } from '../outbox/resumable-upload';
 import { INITIAL_STATUS, STATUS_KEY, updateStatus } from './status';
@@ -385,7 +385,7 @@ export class SyncEngine {
   private async checkStuck(): Promise<void> {
     const { db } = this.deps;
     const now = this.clock.now();
-    const pending: number[] = await db.outbox.where('state').anyOf('queued', 'inflight').primaryKeys();
+    const pending: number[] = await db.outbox.where('state').anyOf(UNSENT_STATES).primaryKeys();
     const before = this.watched;
     this.watched = new Set(pending);
     if (pending.length === 0 || before.size === 0 || [...before].some((seq) => !this.watched.has(seq))) this.movedAt = now;
@@ -396,7 +396,7 @@ export class SyncEngine {
       return;
     }
     // The operation's own error (e.g. the server's 503 message) says more than the sync's summary.
-    const erring = await db.outbox.where('state').anyOf('queued', 'inflight').filter((op) => op.error !== null).first();
+    const erring = await db.outbox.where('state').anyOf(UNSENT_STATES).filter((op) => op.error !== null).first();
     await updateStatus(db, { stalled: { since: this.movedAt, error: erring?.error?.message ?? this.lastProblem } });
     this.stalledShown = true;
   }

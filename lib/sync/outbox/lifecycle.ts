@@ -48,10 +48,13 @@
 // against their snapshot). It is cleared only when the server answers "I did not act" (4xx).
 
 import type { OpBody } from '../mirror/bodies';
-import type { OpError, OutboxOp, TusState, UploadSnapshot } from '../mirror/outbox-row';
+import type { OpError, OpState, OutboxOp, TusState, UploadSnapshot } from '../mirror/outbox-row';
 // The stored shape (what each field means) is the outbox table's row type, beside the mirror's
 // (mirror/outbox-row.ts: the mirror's rebase reads operations and may not import the outbox).
 export type { CancelledUpload, OpError, OpState, OutboxOp, TusState, UploadSnapshot } from '../mirror/outbox-row';
+
+/** The states of an operation still to be sent (the stuck-queue watchdog's, Keep offline's wait). */
+export const UNSENT_STATES: readonly OpState[] = ['queued', 'inflight'];
 
 /** An operation about to be queued: IndexedDB gives it its seq. */
 export type NewOp = Omit<OutboxOp, 'seq'>;
