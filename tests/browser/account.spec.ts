@@ -6,7 +6,7 @@
 import { expect, test, type APIRequestContext, type BrowserContext, type Page } from '@playwright/test';
 import { E2E_SECOND_TOKENS, E2E_TOKENS } from '../../playwright.config';
 import { legacyDatabaseName } from '../../lib/sync/mirror/db';
-import { appOrigin, expectAllSynced, lockOn, openConversation, setPinIfAsked, unique, unlockIfLocked, waitForServiceWorker } from './helpers';
+import { appOrigin, expectAllSynced, leaveInStorage, lockOn, openConversation, setPinIfAsked, unique, unlockIfLocked, waitForServiceWorker } from './helpers';
 
 const ERIN = E2E_TOKENS.erin;
 const ERIN_2 = E2E_SECOND_TOKENS.erin;
@@ -202,9 +202,8 @@ test("sign-out removes the user's databases (the adopted one of an earlier versi
   await erin.upload(conversation.id, 'discharge.txt', 'discharge summary');
 
   // An install of an earlier version: only the token was kept, and the database was named after it.
+  await leaveInStorage(page, appOrigin(), { 'parley:token': ERIN });
   await page.goto('/');
-  await page.evaluate((token) => localStorage.setItem('parley:token', token), ERIN);
-  await page.reload();
   await setPinIfAsked(page);
   await expectAllSynced(page);
   expect(await parleyDatabases(page)).toEqual([legacyDatabaseName(ERIN)]);

@@ -31,6 +31,23 @@ export async function setPinIfAsked(page: Page) {
   await page.getByRole('button', { name: 'Set PIN' }).click();
 }
 
+/**
+ * Leaves what an earlier version left in this origin's localStorage, with no page of the app open:
+ * an app page acts on what appears there (its policy answer moves a token kept in clear into its own
+ * memory, and a reload then finds none — the race of account.spec's "earlier version" test, stop 38).
+ * /healthz is of the same origin and runs no script.
+ */
+export async function leaveInStorage(page: Page, origin: string, entries: Record<string, string>, options: { clear?: boolean } = {}) {
+  await page.goto(`${origin}/healthz`);
+  await page.evaluate(
+    ({ entries, clear }) => {
+      if (clear) localStorage.clear();
+      for (const [name, value] of Object.entries(entries)) localStorage.setItem(name, value);
+    },
+    { entries, clear: options.clear ?? false },
+  );
+}
+
 /** After a reload or a new page of a signed-in context with the lock on: the lock screen, opened with the PIN. */
 export async function unlockIfLocked(page: Page) {
   if (!lockOn()) return;

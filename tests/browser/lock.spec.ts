@@ -8,7 +8,7 @@ import path from 'node:path';
 import { expect, test, type BrowserContext, type Page } from '@playwright/test';
 import { E2E_TOKENS } from '../../playwright.config';
 import { appEnv, CHECKOUT, startApp, tempDir, type AppProcess } from './app-process';
-import { expectAllSynced, unique } from './helpers';
+import { expectAllSynced, leaveInStorage, unique } from './helpers';
 
 const SERVER = '.next/parley/server.mjs';
 const PIN = '482915';
@@ -208,13 +208,8 @@ test('a token kept in clear with no policy stored yet: refused answers of the po
     if (refused++ < 3) return route.fulfill({ status: 503, contentType: 'application/json', body: '{"error":{"code":"unavailable","message":"busy"}}' });
     return route.continue();
   });
+  await leaveInStorage(page, app.url, { 'parley:token': E2E_TOKENS.alice }, { clear: true });
   await page.goto(app.url);
-  await page.evaluate((token) => {
-    localStorage.clear();
-    localStorage.setItem('parley:token', token);
-  }, E2E_TOKENS.alice);
-  refused = 0;
-  await page.reload();
   // Asked again 1, 2 and 4 s after each refusal: the fourth answer comes ~7 s after the load.
   await expect(page.getByRole('heading', { name: 'Protect this device' })).toBeVisible({ timeout: 20_000 });
   expect(refused).toBeGreaterThanOrEqual(4);
@@ -226,8 +221,8 @@ test('a device signed in before the lock (its token in clear) is asked to set on
   await page.goto(app.url);
   await expect(page.getByLabel('Access token')).toBeVisible();
   await expect.poll(async () => 'parley:policy' in (await storageValues(page))).toBe(true);
-  await page.evaluate((token) => localStorage.setItem('parley:token', token), E2E_TOKENS.alice);
-  await page.reload();
+  await leaveInStorage(page, app.url, { 'parley:token': E2E_TOKENS.alice });
+  await page.goto(app.url);
   await expect(page.getByRole('heading', { name: 'Protect this device' })).toBeVisible();
   expect((await storageValues(page))['parley:token']).toBeUndefined();
   await page.getByLabel(/PIN \(at least 6 digits\)/).fill(PIN);
