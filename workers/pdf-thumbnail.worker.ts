@@ -9,6 +9,7 @@
 // left out (a thumbnail does without them). As in the viewer: no eval, no XFA, no scripting.
 // A PDF it cannot read answers an error: the list keeps the icon.
 import { getDocument, GlobalWorkerOptions } from 'pdfjs-dist';
+import { oneAtATime } from '../lib/view/viewer/one-at-a-time';
 
 const scope = globalThis as unknown as DedicatedWorkerGlobalScope;
 
@@ -55,7 +56,8 @@ class NoFilterFactory {
   destroy() {}
 }
 
-scope.onmessage = async (event: MessageEvent<{ id: number; blob: Blob; size: number; quality?: number }>) => {
+// One document at a time, the last one destroyed before the next starts (one-at-a-time.ts says why).
+scope.onmessage = oneAtATime(async (event: MessageEvent<{ id: number; blob: Blob; size: number; quality?: number }>) => {
   const { id, blob, size, quality = 0.75 } = event.data;
   let task: ReturnType<typeof getDocument> | null = null;
   try {
@@ -81,8 +83,8 @@ scope.onmessage = async (event: MessageEvent<{ id: number; blob: Blob; size: num
   } catch (error) {
     scope.postMessage({ id, error: error instanceof Error ? error.message : String(error) });
   } finally {
-    void task?.destroy();
+    await task?.destroy().catch(() => {});
   }
-};
+});
 
 export {};
