@@ -27,7 +27,10 @@ class WorkerProfiler {
   private pending = new Map<number, (result: unknown) => void>();
   constructor(private cdp: CDPSession) {
     cdp.on('Target.attachedToTarget', (e: any) => {
-      if (e.targetInfo.type === 'worker') this.sessions.push(e.sessionId);
+      if (e.targetInfo.type !== 'worker') return;
+      this.sessions.push(e.sessionId);
+      // A worker started while profiling (the sync worker, started at sign-in): profiled from now.
+      if (this.running) void this.startOn(e.sessionId);
     });
     cdp.on('Target.receivedMessageFromTarget', (e: any) => {
       const message = JSON.parse(e.message);
@@ -49,17 +52,21 @@ class WorkerProfiler {
     void this.cdp.send('Target.sendMessageToTarget', { sessionId, message: JSON.stringify({ id, method, params }) });
     return done;
   }
+  private running = false;
+  private async startOn(s: string): Promise<void> {
+    await this.send(s, 'Profiler.enable');
+    await this.send(s, 'Profiler.setSamplingInterval', { interval: 200 });
+    await this.send(s, 'Profiler.start');
+  }
   async start(): Promise<void> {
+    this.running = true;
     await this.cdp.send('Profiler.enable');
     await this.cdp.send('Profiler.setSamplingInterval', { interval: 200 });
     await this.cdp.send('Profiler.start');
-    for (const s of this.sessions) {
-      await this.send(s, 'Profiler.enable');
-      await this.send(s, 'Profiler.setSamplingInterval', { interval: 200 });
-      await this.send(s, 'Profiler.start');
-    }
+    for (const s of this.sessions) await this.startOn(s);
   }
   async stop(): Promise<Profile[]> {
+    this.running = false;
     const out: Profile[] = [];
     this.page = ((await this.cdp.send('Profiler.stop')) as { profile: Profile }).profile;
     for (const s of this.sessions) {
@@ -126,9 +133,20 @@ async function main() {
     const locked = mode === 'lock';
     const app = await startApp(w.dataDir, { LOCK_AFTER_MINUTES: locked ? '5' : '0' });
     const expected = { conversations: SYNC_CONVERSATIONS, files: w.alice.files + uploaded };
-    // The worker starts at sign-in, so the initial sync's profile starts once it exists.
-    const { session, initial } = await timedInitialSync(w.browser, app.baseUrl, runToken('alice'), expected, { lock: locked });
+    // The worker starts at sign-in: profiled from its start (attached before the click).
+    const profileSync = (!parts.length || parts.includes('sync')) && process.env.BENCH_PROFILE !== '0';
+    let syncProfiler: WorkerProfiler | null = null;
+    const beforeSignIn = async (page: Page) => {
+      syncProfiler = await WorkerProfiler.attach(page);
+      await syncProfiler.start();
+    };
+    const { session, initial } = await timedInitialSync(w.browser, app.baseUrl, runToken('alice'), expected, { lock: locked, beforeSignIn: profileSync ? beforeSignIn : undefined });
     console.log(`${mode}: initial sync ${(initial.ms / 1000).toFixed(2)} s`);
+    if (syncProfiler) {
+      const sync = syncProfiler as WorkerProfiler;
+      report(`${mode} initial sync (${(initial.ms / 1000).toFixed(2)} s): the workers`, await sync.stop());
+      report(`${mode} initial sync: the page's main thread`, [sync.page!]);
+    }
     const { page, context } = session;
     await waitIdle(page);
     const profiler = await WorkerProfiler.attach(page);

@@ -145,11 +145,13 @@ export async function timedInitialSync(
   token: string,
   expected: { conversations: number; files: number },
   /** The server asks for the device lock: a PIN is set after signing in (BENCH_LOCK=1 by default). */
-  options: { lock?: boolean } = {},
+  options: { lock?: boolean; beforeSignIn?: (page: Page) => Promise<void> } = {},
 ): Promise<{ session: SignedInSession; initial: InitialSync }> {
   const lock = options.lock ?? process.env.BENCH_LOCK === '1';
   const session = await openSignedOut(browser, baseUrl);
   const { page, requests } = session;
+  // A diagnostic's hook (bench/profile-worker.ts profiles the sync worker from its start).
+  await options.beforeSignIn?.(page);
   await page.getByLabel('Access token').fill(token);
   requests.reset();
   let t0 = await page.evaluate(() => performance.now());
