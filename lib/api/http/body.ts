@@ -37,6 +37,9 @@ function readText(request: ApiRequest, limit: number): Promise<string> {
   if (declared > limit) return Promise.reject(invalid(undefined, `Request body must be at most ${limit} bytes`));
   const body = request.body;
   if (!body) return Promise.resolve('');
+  // The client went away before its body was read (it waited its turn, fair-share.ts): no 'data'
+  // or 'end' will ever come, and waiting for them held the user's slot for good.
+  if (body.destroyed && !body.readableEnded) return Promise.reject(bodyUnreadable());
   // Events rather than `for await`: a small JSON body is one chunk, and the async iterator's
   // machinery costs more than the rest of an update.
   return new Promise((resolve, reject) => {
@@ -51,9 +54,15 @@ function readText(request: ApiRequest, limit: number): Promise<string> {
       } else chunks.push(chunk);
     });
     body.once('end', () => resolve(chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks).toString('utf8')));
-    body.once('error', () => reject(invalid(undefined, 'The request body could not be read')));
+    body.once('error', () => reject(bodyUnreadable()));
+    // Gone while being read.
+    body.once('close', () => {
+      if (!body.readableEnded) reject(bodyUnreadable());
+    });
   });
 }
+
+const bodyUnreadable = () => invalid(undefined, 'The request body could not be read');
 
 function formFields(text: string): Fields {
   const fields = fieldRecord();
@@ -93,7 +102,12 @@ function multipartFields(request: ApiRequest): Promise<Fields> {
     parser.on('close', () => (failure ? reject(failure) : resolve(fields)));
     if (!request.body) return parser.end();
     const source = request.body;
-    source.on('error', () => reject(invalid(undefined, 'The request body could not be read')));
+    // Gone before or while being read (see readText): the parser would never close.
+    if (source.destroyed && !source.readableEnded) return reject(bodyUnreadable());
+    source.on('error', () => reject(bodyUnreadable()));
+    source.once('close', () => {
+      if (!source.readableEnded) reject(bodyUnreadable());
+    });
     source.pipe(parser);
   });
 }
