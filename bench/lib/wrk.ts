@@ -53,6 +53,9 @@ export function runWrk(url: string, options: { seconds?: number; connections?: n
       try {
         const result = parseWrk(stdout);
         if (result.errors > 0) return reject(new Error(`wrk ${url}: ${result.errors} errors/non-2xx of ${result.requests}\n${stdout}`));
+        // No answer at all is no figure: a server that stopped answering (its requests outlive the
+        // run's --timeout, so wrk counts no error) printed 0 req/s as a result once (2026-11-28).
+        if (result.requests === 0) return reject(new Error(`wrk ${url}: not one request answered in ${options.seconds ?? 5} s\n${stdout}`));
         resolve(result);
       } catch (e) {
         reject(e);
