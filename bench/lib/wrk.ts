@@ -26,6 +26,7 @@ export function parseWrk(output: string): WrkResult {
   const p99 = output.match(/^\s+99%\s+(\S+)/m);
   const total = output.match(/(\d+) requests in/);
   if (!rps || !p50 || !p99 || !total) throw new Error(`wrk: unreadable output:\n${output}`);
+  // BENCH_WRK_DEBUG=1: every run's whole output on stderr (what a figure was read from).
   if (process.env.BENCH_WRK_DEBUG) console.error(output);
   const non2xx = Number(output.match(/Non-2xx or 3xx responses:\s+(\d+)/)?.[1] ?? 0);
   const socket = output.match(/Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/);
