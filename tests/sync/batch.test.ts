@@ -54,7 +54,7 @@ describe('readyBatch: what may go together', () => {
     const rename = op('local_f', { kind: 'file.rename', filename: 'g' });
     const pin = op('local_c', { kind: 'conversation.update', patch: { pinned_message_id: 'local_m' } });
     const attach = upload('local_g', 'REALCONVERSATION', null, 'local_m');
-    const other = update('B');
+    const other = op('F', { kind: 'file.rename', filename: 'h' });
     expect(ids(ready([create, up, rename, pin, attach, other]).ops)).toEqual(ids([create, other]));
     // The create answered and remapped: the upload may go, not yet what needs the upload's creations.
     const remapped = upload('F_REAL', 'C_REAL', 'local_m');
@@ -80,6 +80,29 @@ describe('readyBatch: what may go together', () => {
     const behind = op('local_p', { kind: 'conversation.create', contact_id: 'x', group_id: null }, { after: ['OLD'] });
     expect(ids(ready([failedDelete, behind]).ops)).toEqual([]);
     expect(blockedOpIds([failedDelete, behind]).has(behind.id)).toBe(true);
+  });
+
+  it('behind an unanswered conversation create: its contact\'s creates and every conversation change wait; files and other contacts go', () => {
+    // The server may answer a create with a conversation already known (409 conversation_exists,
+    // adopted): a change to any conversation may then be a change to the one being created.
+    const createX = op('local_x1', { kind: 'conversation.create', contact_id: 'x', group_id: null });
+    const createX2 = op('local_x2', { kind: 'conversation.create', contact_id: 'x', group_id: null });
+    const createY = op('local_y', { kind: 'conversation.create', contact_id: 'y', group_id: null });
+    const createG = op('local_g', { kind: 'conversation.create', group_id: 'x' });
+    const pinKnown = update('KNOWN');
+    const deleteKnown = op('KNOWN2', { kind: 'conversation.delete' });
+    const rename = op('F', { kind: 'file.rename', filename: 'g' });
+    const all = [createX, createX2, createY, createG, pinKnown, deleteKnown, rename];
+    expect(ids(ready(all).ops)).toEqual(ids([createX, createY, createG, rename]));
+    // In flight, it holds up the same.
+    expect(ids(ready([{ ...createX, state: 'inflight' }, createX2, pinKnown, rename]).ops)).toEqual(ids([rename]));
+    // Answered (gone from the outbox): what waited goes, in order per entity.
+    expect(ids(ready([createX2, pinKnown, deleteKnown]).ops)).toEqual(ids([createX2]));
+    expect(ids(ready([pinKnown, deleteKnown]).ops)).toEqual(ids([pinKnown, deleteKnown]));
+    // A failed create holds up nothing here (blockedOpIds says what it blocks).
+    expect(ids(ready([{ ...createX, state: 'failed' }, createX2, pinKnown]).ops)).toEqual(ids([createX2]));
+    // Changes made before the create are not held by it.
+    expect(ids(ready([pinKnown, createX]).ops)).toEqual(ids([pinKnown, createX]));
   });
 
   it('failed and blocked operations hold up only what blockedOpIds says', () => {
@@ -174,6 +197,48 @@ describe('pipelined push against a real server', () => {
     expect(new Set(files.map((f) => f.message_id)).size).toBe(1); // attached to the first upload's message
     const onServer = await serverConversations(server.baseUrl, server.tokens.bob);
     for (const id of existing) expect(onServer.find((c) => c.id === id)).toMatchObject({ is_pinned: true, is_muted: true });
+    d.close();
+  });
+
+  it('two creates of one contact end as one conversation with the changes of both in the order they were made', async () => {
+    // The property test's counterexample, shrunk: with the contact's old conversation still to be
+    // deleted, each create starts a conversation of its own; the server answers the second 409
+    // conversation_exists and the app adopts the first. The first create's later change must not
+    // overtake the second's earlier one.
+    const d = makeDevice(server.baseUrl, server.tokens.bob);
+    const old = (await otherDevice(server.baseUrl, server.tokens.bob).createConversation({ contact_id: 'twice' })).id;
+    await d.settle();
+    await d.client.deleteConversation(old);
+    const first = await d.client.createConversation({ contact_id: 'twice' });
+    const second = await d.client.createConversation({ contact_id: 'twice' });
+    expect(second).not.toBe(first);
+    await d.client.updateConversation(second, { is_pinned: false, archived_at: 1_700_000_001 });
+    await d.client.updateConversation(first, { is_pinned: true });
+    await d.settle();
+    expect(await d.db.outbox.count()).toBe(0);
+    expect(await d.client.resolveId(second)).toBe(await d.client.resolveId(first));
+    const onServer = (await serverConversations(server.baseUrl, server.tokens.bob)).filter((c) => c.contact_id === 'twice');
+    expect(onServer).toHaveLength(1);
+    expect(onServer[0]).toMatchObject({ id: await d.client.resolveId(first), is_pinned: true, archived_at: 1_700_000_001 });
+    d.close();
+  });
+
+  it('a change is not merged into an earlier one across a create that may turn out to be the same conversation', async () => {
+    const d = makeDevice(server.baseUrl, server.tokens.bob);
+    const old = (await otherDevice(server.baseUrl, server.tokens.bob).createConversation({ contact_id: 'thrice' })).id;
+    await d.settle();
+    await d.client.deleteConversation(old);
+    const first = await d.client.createConversation({ contact_id: 'thrice' });
+    await d.client.updateConversation(first, { is_muted: true });
+    const second = await d.client.createConversation({ contact_id: 'thrice' });
+    await d.client.updateConversation(second, { is_pinned: false });
+    // Merged into the first's unsent update, this would go before the second's create and its change.
+    await d.client.updateConversation(first, { is_pinned: true });
+    await d.settle();
+    expect(await d.db.outbox.count()).toBe(0);
+    const onServer = (await serverConversations(server.baseUrl, server.tokens.bob)).filter((c) => c.contact_id === 'thrice');
+    expect(onServer).toHaveLength(1);
+    expect(onServer[0]).toMatchObject({ id: await d.client.resolveId(second), is_muted: true, is_pinned: true });
     d.close();
   });
 

@@ -163,7 +163,9 @@ export class FaultyNetwork {
         headers: { 'content-type': 'application/json', ...fault.headers },
       });
     }
-    return fetch(input, init);
+    const response = await fetch(input, init);
+    if (process.env.NETLOG) console.log('  ->', response.status, typeof init?.body === 'string' ? init.body.slice(0, 120) : '', (await response.clone().text()).slice(0, 160));
+    return response;
   };
 }
 

@@ -5,6 +5,8 @@
 //   superseded   a later intention of the same user changed the same thing again;
 //   deleted      a later intention of the user deleted it, or another device deleted it;
 //   failed       the server refused it and the app showed it under "failed" (readSyncStatus);
+//   dropped      the app's bookkeeping (a report of opening) went quietly: its conversation is
+//                gone, or the server refused it;
 //   refused      the client refused it at once (its target was no longer on screen).
 // Anything else — a create, an upload or an edit that silently vanished — fails the test.
 import { expect } from 'vitest';
@@ -29,7 +31,7 @@ export type Intention = { index: number; carrier: string | null } & (
 /**
  * `dropped`: the app's bookkeeping (an open report, lib/sync/mirror/bookkeeping.ts) given up
  * quietly, never shown as failed: its conversation is not on the server (its create failed, or it
- * was deleted elsewhere).
+ * was deleted elsewhere), or the server refused it.
  */
 export type Fate = 'applied' | 'superseded' | 'deleted' | 'failed' | 'refused' | 'dropped';
 
@@ -74,6 +76,8 @@ export interface FinalState {
   shownFailed: Set<string>;
   /** Idempotency-Keys of every write the device sent. */
   sentKeys: Set<string>;
+  /** Paths of the writes the server refused (a 4xx other than "gone"): PUT /v1/conversations/<id>, … */
+  refusedWrites: Set<string>;
   resolve: (handle: string) => Promise<string>;
 }
 
@@ -127,6 +131,13 @@ export async function checkFates(ledger: Ledger, state: FinalState): Promise<Map
         else if (failed(i)) count(i.kind, 'failed');
         else if (deletedLater(i, [id])) count(i.kind, 'deleted');
         else if (i.field === 'last_opened_at' && !state.conversations.has(id)) count(i.kind, 'dropped');
+        // A report of opening that the server refused goes quietly (outbox/settle.ts): never shown.
+        else if (
+          i.field === 'last_opened_at' &&
+          state.refusedWrites.has(`PUT /v1/conversations/${id}`) &&
+          state.conversations.get(id)?.last_opened_at !== i.value
+        )
+          count(i.kind, 'dropped');
         else {
           const expected = i.field === 'pinned_message_id' ? await resolve(i.value as string) : i.value;
           const conversation = state.conversations.get(id);

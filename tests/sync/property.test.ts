@@ -134,10 +134,12 @@ async function run(server: TestServer, steps: Step[]): Promise<void> {
   const ledger = new Ledger();
   const conversationHandles: string[] = [];
   const sentKeys = new Set<string>();
+  const refusedWrites = new Set<string>();
   /** Moves what the device sent into `sentKeys` and the fault statistics. */
   const drainNetworkLog = () => {
     for (const r of device.net.seen) {
       if (r.method !== 'GET' && r.headers['Idempotency-Key']) sentKeys.add(r.headers['Idempotency-Key']);
+      if (r.method !== 'GET' && r.fault && typeof r.fault === 'object' && 'status' in r.fault && r.fault.status === 400) refusedWrites.add(`${r.method} ${r.path}`);
       if (r.fault === 'lose-response' && r.method !== 'GET') stats.lostWrites++;
       if (r.fault === 'lose-response' && r.method === 'POST' && r.path.startsWith('/v1/files')) stats.lostUploads++;
     }
@@ -379,6 +381,7 @@ async function run(server: TestServer, steps: Step[]): Promise<void> {
       files: [...files.values()],
       shownFailed,
       sentKeys,
+      refusedWrites,
       resolve: (handle) => client.resolveId(handle),
     });
     for (const [key, n] of fates) stats.fates.set(key, (stats.fates.get(key) ?? 0) + n);
@@ -403,6 +406,15 @@ for (const { name, env } of SERVERS) {
     });
     afterAll(async () => server.stop());
 
+    // PARLEY_PROPERTY_STEPS='<a printed counterexample>' runs just that one (NETLOG=1 shows its requests).
+    if (process.env.PARLEY_PROPERTY_STEPS) {
+      it('replays PARLEY_PROPERTY_STEPS', async () => {
+        const [steps] = JSON.parse(process.env.PARLEY_PROPERTY_STEPS!) as [Step[]];
+        await run(server, [...HARD_CASES_FIRST, ...steps]);
+      });
+      return;
+    }
+
     // 50 random runs: CPU-bound (~9 s alone, more beside other files on two cores). The give-up is
     // generous, as for the slowest project (vitest.config.ts): a hang, not a slow machine, fails it.
     it('random operations, faults and remote changes end with mirror = server and every intention accounted for', { timeout: 180_000 }, async () => {
@@ -411,7 +423,9 @@ for (const { name, env } of SERVERS) {
         // PARLEY_PROPERTY_SEED / _PATH replay a reported counterexample (as printed on failure).
         {
           numRuns: 50,
-          endOnFailure: true,
+          // PARLEY_PROPERTY_SHRINK=1 shrinks a failure to its smallest counterexample (slow: minutes).
+          endOnFailure: !process.env.PARLEY_PROPERTY_SHRINK,
+          verbose: process.env.PARLEY_PROPERTY_SHRINK ? 1 : 0,
           ...(process.env.PARLEY_PROPERTY_SEED
             ? { seed: Number(process.env.PARLEY_PROPERTY_SEED), path: process.env.PARLEY_PROPERTY_PATH }
             : {}),

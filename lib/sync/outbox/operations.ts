@@ -7,6 +7,7 @@ export { partyOf, type ConversationPatch, type OpBody, type OpKind, type Party, 
 // The stored operation and what each field means: mirror/outbox-row.ts; its states: lifecycle.ts.
 export type { CancelledUpload, OpError, OpState, OutboxOp, TusState, UploadSnapshot } from '../mirror/outbox-row';
 import { neverSent, type OutboxOp } from './lifecycle';
+import type { Party } from '../mirror/bodies';
 import { creates, isTempId, mentionedIds, TEMP_PREFIX } from '../mirror/blocking';
 export { neverSent };
 // What blocks what and what an operation mentions (read by the mirror's rebase and the page's
@@ -50,8 +51,13 @@ export interface ReadyBatch {
  * waits for the operations before it on that conversation or message — and it mentions no temp
  * id it does not create (that create has not been answered yet), and it waits for the pending
  * operations of the entities it is ordered `after` (a create behind the queued delete of the same
- * contact's conversation, see intents/create-conversation.ts). Failed and blocked operations hold up
- * nothing here (blockedOpIds says what they block).
+ * contact's conversation, see intents/create-conversation.ts). A change to a conversation also waits
+ * for every earlier unanswered conversation create (a create, only for one of the same contact or
+ * group): the server may answer that create with a conversation that is already known (409
+ * conversation_exists, adopted) — this one, or another pending create's — and the changes of the
+ * two, merged, must reach it in the order the user made them. The cost: a change to a conversation
+ * made behind a create goes one round trip later; creates of different contacts still go together. Failed and
+ * blocked operations hold up nothing here (blockedOpIds says what they block).
  *
  * The search stops at the first operation that could go but for its backoff (`waitUntil`): as
  * before batching, a retry that is not due holds back what was queued after it.
@@ -59,6 +65,11 @@ export interface ReadyBatch {
 export function readyBatch(ordered: readonly OutboxOp[], blocked: ReadonlySet<string>, now: number, max: number): ReadyBatch {
   const held = new Set<string>();
   const ops: OutboxOp[] = [];
+  // An unanswered create of a conversation may be answered with one already known (409
+  // conversation_exists adopts it), or with another pending create's of the same contact or group:
+  // until it is answered, no later change to a conversation is known to be independent of it.
+  let conversationCreatePending = false;
+  const partiesBeingCreated = new Set<string>();
   for (const op of ordered) {
     if (op.state === 'failed' || blocked.has(op.id)) continue;
     const mentioned = mentionedIds(op);
@@ -66,15 +77,27 @@ export function readyBatch(ordered: readonly OutboxOp[], blocked: ReadonlySet<st
     const own = op.cancelledUpload ? [op.entityId] : creates(op);
     const waits =
       op.state === 'inflight' ||
+      (op.body.kind === 'conversation.create'
+        ? partiesBeingCreated.has(partyKey(op.body))
+        : conversationCreatePending && op.entity === 'conversation') ||
       mentioned.some((id) => held.has(id) || (isTempId(id) && !own.includes(id))) ||
       (op.after ?? []).some((id) => held.has(id));
     if (!waits && op.nextAttemptAt > now) return { ops, waitUntil: op.nextAttemptAt };
+    if (op.body.kind === 'conversation.create') {
+      conversationCreatePending = true;
+      partiesBeingCreated.add(partyKey(op.body));
+    }
     for (const id of mentioned) held.add(id);
     if (waits) continue;
     ops.push(op);
     if (ops.length >= max) break;
   }
   return { ops, waitUntil: null };
+}
+
+/** Whom a create is with, as one string: creates with the same may end as one conversation. */
+function partyKey(party: Party): string {
+  return party.contact_id != null ? `contact ${party.contact_id}` : `group ${party.group_id}`;
 }
 
 /** Replace a temp id by the real one wherever the operation mentions it. Returns a new object. */
