@@ -96,14 +96,20 @@ export function FileThumb({ file, kind }: { file: FileView; kind: ViewKind }) {
   useEffect(() => {
     if (!thumbs || !thumbnailed) return;
     let listed = true;
+    let unsubscribe = () => {};
     void enqueue(() => ensureThumbnail(db, thumbs, file, 'caches' in window ? window.caches : null, (blob) => makeSmall(thumbnailed, blob)))
       .then((made) => {
-        // Not on the device: fetched for its thumbnail when its turn comes, if the connection allows.
-        if (!made && listed) setWaiting(fetcherOf(db).want(file, thumbnailed) === 'waiting');
+        if (made || !listed) return;
+        // Not on the device: fetched for its thumbnail when its turn comes, if the connection
+        // allows. The mark follows the fetcher: gone once the connection allows it, or the fetch failed.
+        const fetcher = fetcherOf(db);
+        setWaiting(fetcher.want(file, thumbnailed) === 'waiting');
+        unsubscribe = fetcher.subscribe(() => setWaiting(fetcher.stateOf(file) === 'waiting'));
       })
       .catch(() => {});
     return () => {
       listed = false;
+      unsubscribe();
       fetchers.get(db.name)?.forget(file.id);
     };
     // Per file and version of it (a rename is a new URL, the same picture).

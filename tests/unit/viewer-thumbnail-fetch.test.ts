@@ -161,6 +161,28 @@ describe('thumbnails fetched in the background', () => {
     expect(t.fetcher.want(file('big', { file_size: 25 * 1024 * 1024 }), 'image')).toBe('skipped');
   });
 
+  it('a file\'s state follows its fetch, and listeners are told: waiting, then failed (skipped) or made (done)', async () => {
+    const t = setUp({ status: (url) => (url.includes('bad') ? 404 : 200) });
+    const seen: string[] = [];
+    const unsubscribe = t.fetcher.subscribe(() => seen.push(`${t.fetcher.stateOf(file('bad'))} ${t.fetcher.stateOf(file('good'))}`));
+    t.setConnection({ saveData: true });
+    expect(t.fetcher.want(file('bad'), 'image')).toBe('waiting');
+    expect(t.fetcher.want(file('good'), 'image')).toBe('waiting');
+    expect(t.fetcher.stateOf(file('bad'))).toBe('waiting');
+    // Data Saver off: both go; the icon's "waiting" must not outlive the failed fetch.
+    t.setConnection(null);
+    t.fetcher.resume();
+    await t.fetcher.idle();
+    expect(t.fetcher.stateOf(file('bad'))).toBe('skipped');
+    expect(t.fetcher.stateOf(file('good'))).toBe('done');
+    expect(seen.at(-1)).toBe('skipped done');
+    expect(seen).not.toContain('waiting waiting'); // told only once the connection allowed it
+    unsubscribe();
+    t.fetcher.resume();
+    expect(seen.at(-1)).toBe('skipped done');
+    expect(seen).toHaveLength(3); // resumed, then each file's outcome
+  });
+
   it('a lost connection leaves the file waiting (not failed), with no retry loop, until resumed', async () => {
     const t = setUp();
     t.setNetworkDown(true);

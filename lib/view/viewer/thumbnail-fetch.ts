@@ -52,7 +52,14 @@ export function thumbnailFetcher(deps: ThumbnailFetchDeps) {
   /** URLs (one version of one file) that gave no thumbnail: not asked again. */
   const failed = new Set<string>();
   let running: Promise<void> | null = null;
+  /** The file being fetched now. */
+  let current: string | null = null;
   let lostAt: number | null = null;
+  /** Told whenever a file's state may have changed (an outcome, a lost or resumed connection). */
+  const listeners = new Set<() => void>();
+  const changed = () => {
+    for (const listener of listeners) listener();
+  };
 
   const mayRun = () => lostAt === null && deps.online() && backgroundFetchReason(deps.connection()) === null;
 
@@ -106,19 +113,29 @@ export function thumbnailFetcher(deps: ThumbnailFetchDeps) {
         for (let next = waiting.entries().next(); !next.done && mayRun(); next = waiting.entries().next()) {
           const [fileId, job] = next.value;
           waiting.delete(fileId);
-          const outcome = await one(job.file, job.kind);
+          current = fileId;
+          const outcome = await one(job.file, job.kind).finally(() => (current = null));
           deps.onOutcome?.(fileId, outcome);
           if (outcome === 'lost') {
             // No network (or the server cannot be reached): it waits, and so does the rest.
             lostAt = deps.now();
             if (!waiting.has(fileId)) waiting.set(fileId, job);
           }
+          changed();
         }
       } finally {
         running = null;
       }
     })();
     return running;
+  }
+
+  /** Where a file stands: as `want` says, or 'done' once nothing is pending for it (made, or had). */
+  function stateOf(file: ThumbnailSource): 'queued' | 'waiting' | 'skipped' | 'done' {
+    if (!fetchableForThumbnail(file) || failed.has(file.file_url)) return 'skipped';
+    if (current === file.id) return 'queued';
+    if (!waiting.has(file.id)) return 'done';
+    return mayRun() ? 'queued' : 'waiting';
   }
 
   return {
@@ -136,6 +153,12 @@ export function thumbnailFetcher(deps: ThumbnailFetchDeps) {
       void pump();
       return mayRun() ? 'queued' : 'waiting';
     },
+    stateOf,
+    /** `listener` is told when a file's state may have changed (read it with stateOf); returns the unsubscribe. */
+    subscribe(listener: () => void): () => void {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
     /** The file is no longer listed: not fetched for it (one being fetched finishes). */
     forget(fileId: string): void {
       waiting.delete(fileId);
@@ -144,6 +167,7 @@ export function thumbnailFetcher(deps: ThumbnailFetchDeps) {
     resume(): void {
       lostAt = null;
       void pump();
+      changed();
     },
     /** Settles when nothing runs (tests). */
     idle(): Promise<void> {
