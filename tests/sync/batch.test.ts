@@ -200,45 +200,53 @@ describe('pipelined push against a real server', () => {
     d.close();
   });
 
-  it('two creates of one contact end as one conversation with the changes of both in the order they were made', async () => {
-    // The property test's counterexample, shrunk: with the contact's old conversation still to be
-    // deleted, each create starts a conversation of its own; the server answers the second 409
-    // conversation_exists and the app adopts the first. The first create's later change must not
-    // overtake the second's earlier one.
+  /**
+   * A create of contact X waits out a backoff; meanwhile another device starts a conversation with
+   * X, which this device pulls and shows beside its own. The create will be answered 409
+   * conversation_exists and adopt it: two local ids, one conversation.
+   */
+  async function twoIdsForOneConversation(contact: string) {
     const d = makeDevice(server.baseUrl, server.tokens.bob);
-    const old = (await otherDevice(server.baseUrl, server.tokens.bob).createConversation({ contact_id: 'twice' })).id;
     await d.settle();
-    await d.client.deleteConversation(old);
-    const first = await d.client.createConversation({ contact_id: 'twice' });
-    const second = await d.client.createConversation({ contact_id: 'twice' });
-    expect(second).not.toBe(first);
-    await d.client.updateConversation(second, { is_pinned: false, archived_at: 1_700_000_001 });
-    await d.client.updateConversation(first, { is_pinned: true });
+    const mine = await d.client.createConversation({ contact_id: contact });
+    d.net.inject({ status: 500, body: { type: 'api_error', code: 'internal', message: 'injected' } }, 'POST');
+    await d.engine.syncOnce();
+    const theirs = (await otherDevice(server.baseUrl, server.tokens.bob).createConversation({ contact_id: contact })).id;
+    await d.engine.syncOnce(); // the create still backs off; the pull brings theirs
+    expect(await d.db.conversations.get(theirs)).toBeDefined();
+    expect((await d.db.conversations.where('contact_id').equals(contact).toArray()).map((c) => c.id).sort()).toEqual([mine, theirs].sort());
+    return { d, mine, theirs };
+  }
+
+  async function settledOnServer(d: ReturnType<typeof makeDevice>, contact: string) {
+    d.clock.advance(120_000);
     await d.settle();
     expect(await d.db.outbox.count()).toBe(0);
-    expect(await d.client.resolveId(second)).toBe(await d.client.resolveId(first));
-    const onServer = (await serverConversations(server.baseUrl, server.tokens.bob)).filter((c) => c.contact_id === 'twice');
+    const onServer = (await serverConversations(server.baseUrl, server.tokens.bob)).filter((c) => c.contact_id === contact);
     expect(onServer).toHaveLength(1);
-    expect(onServer[0]).toMatchObject({ id: await d.client.resolveId(first), is_pinned: true, archived_at: 1_700_000_001 });
+    return onServer[0]!;
+  }
+
+  it('a change to a known conversation waits for an earlier create that may turn out to be the same one', async () => {
+    // The property test's counterexample (ci52), in its simplest form.
+    const { d, mine, theirs } = await twoIdsForOneConversation('twice');
+    await d.client.updateConversation(mine, { is_pinned: false, archived_at: 1_700_000_001 });
+    await d.client.updateConversation(theirs, { is_pinned: true });
+    const conversation = await settledOnServer(d, 'twice');
+    expect(await d.client.resolveId(mine)).toBe(theirs);
+    expect(conversation).toMatchObject({ id: theirs, is_pinned: true, archived_at: 1_700_000_001 });
     d.close();
   });
 
-  it('a change is not merged into an earlier one across a create that may turn out to be the same conversation', async () => {
-    const d = makeDevice(server.baseUrl, server.tokens.bob);
-    const old = (await otherDevice(server.baseUrl, server.tokens.bob).createConversation({ contact_id: 'thrice' })).id;
-    await d.settle();
-    await d.client.deleteConversation(old);
-    const first = await d.client.createConversation({ contact_id: 'thrice' });
-    await d.client.updateConversation(first, { is_muted: true });
-    const second = await d.client.createConversation({ contact_id: 'thrice' });
-    await d.client.updateConversation(second, { is_pinned: false });
-    // Merged into the first's unsent update, this would go before the second's create and its change.
-    await d.client.updateConversation(first, { is_pinned: true });
-    await d.settle();
-    expect(await d.db.outbox.count()).toBe(0);
-    const onServer = (await serverConversations(server.baseUrl, server.tokens.bob)).filter((c) => c.contact_id === 'thrice');
-    expect(onServer).toHaveLength(1);
-    expect(onServer[0]).toMatchObject({ id: await d.client.resolveId(second), is_muted: true, is_pinned: true });
+  it('a change is not merged into an earlier one across a change to a conversation still to be created', async () => {
+    const { d, mine, theirs } = await twoIdsForOneConversation('thrice');
+    await d.client.updateConversation(theirs, { is_muted: true });
+    await d.client.updateConversation(mine, { is_pinned: false });
+    // Merged into the first change of theirs, this would overtake the change of mine.
+    await d.client.updateConversation(theirs, { is_pinned: true });
+    expect(await d.db.outbox.count()).toBe(4);
+    const conversation = await settledOnServer(d, 'thrice');
+    expect(conversation).toMatchObject({ id: theirs, is_muted: true, is_pinned: true });
     d.close();
   });
 

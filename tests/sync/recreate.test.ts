@@ -64,4 +64,21 @@ describe('re-creating a conversation whose delete is still queued', () => {
     expect(await d.client.resolveId(second)).toBe(onServer[0]!.id);
     d.close();
   });
+
+  it('starting the same contact again opens the new conversation already started, not a second one', async () => {
+    const token = server.tokens.alice;
+    const d = makeDevice(server.baseUrl, token);
+    const first = await d.client.createConversation({ contact_id: 'thrice' });
+    await d.settle();
+    await d.client.deleteConversation(await d.client.resolveId(first));
+    const second = await d.client.createConversation({ contact_id: 'thrice' });
+    // The old one's delete is still queued; the new one was started after it: it is the one.
+    expect(await d.client.createConversation({ contact_id: 'thrice' })).toBe(second);
+    expect(await d.db.conversations.where('contact_id').equals('thrice').count()).toBe(1);
+    expect((await d.db.outbox.toArray()).filter((op) => op.body.kind === 'conversation.create')).toHaveLength(1);
+    await d.settle();
+    const onServer = (await serverConversations(server.baseUrl, token)).filter((c) => c.contact_id === 'thrice');
+    expect(onServer.map((c) => c.id)).toEqual([await d.client.resolveId(second)]);
+    d.close();
+  });
 });

@@ -24,16 +24,26 @@ export async function createConversation(ctx: WriteContext, input: ConversationC
     // One conversation per contact/group, as on the server: reuse the one we already show —
     // unless one with the same contact is still to be deleted: what we show may be that very
     // conversation under another id (a create whose answer was lost), so start a new one.
-    const existing =
+    const shown =
       'contact_id' in party
-        ? await db.conversations.where('contact_id').equals(party.contact_id).first()
-        : await db.conversations.where('group_id').equals(party.group_id).first();
-    if (existing && after.length === 0) return existing.id;
+        ? await db.conversations.where('contact_id').equals(party.contact_id).toArray()
+        : await db.conversations.where('group_id').equals(party.group_id).toArray();
+    const [first] = shown;
+    if (first && after.length === 0) return first.id;
+    // Still, one this user started after those same deletes is the new one, not that copy: the
+    // same again opens it rather than a second conversation with the same contact.
+    for (const conversation of shown) if (await startedAfter(ctx, conversation.id, after)) return conversation.id;
     const id = newTempId();
     await db.outbox.add(newOp(ctx, 'conversation', id, { kind: 'conversation.create', ...party }, after));
     await rebuild(ctx, { conversations: [id] });
     return id;
   });
+}
+
+/** Whether `id` is a conversation still to be created, queued behind each of these deletes. */
+async function startedAfter(ctx: WriteContext, id: string, deletes: readonly string[]): Promise<boolean> {
+  const create = (await opsFor(ctx, id)).find((op) => op.body.kind === 'conversation.create');
+  return create !== undefined && deletes.every((del) => create.after?.includes(del));
 }
 
 /** Conversations with this contact (or group) whose delete is queued: a new create goes after them. */

@@ -32,11 +32,11 @@ export async function updateConversation(
     const last = (await opsFor(ctx, id)).at(-1);
     const pinsLocalMessage = patch.pinned_message_id ? isTempId(patch.pinned_message_id) : false;
     // Consecutive unsent updates of one conversation become one request: same end state. Not
-    // across a conversation create queued since: the server may answer it with this very
-    // conversation (409 conversation_exists, adopted), and that create's changes, queued between
-    // the two, must not be overtaken by this one (operations.ts `readyBatch` keeps the order).
+    // across a change queued since to a conversation still to be created: the server may answer
+    // its create with this very conversation (409 conversation_exists, adopted), and that change
+    // must not be overtaken by this one (operations.ts `readyBatch` keeps the order).
     const merged =
-      last && last.body.kind === 'conversation.update' && !pinsLocalMessage && !(await conversationCreatedSince(ctx, last.seq))
+      last && last.body.kind === 'conversation.update' && !pinsLocalMessage && !(await uncreatedConversationChangedSince(ctx, last.seq))
         ? amended(last, { kind: 'conversation.update', patch: { ...last.body.patch, ...patch } })
         : null;
     if (last && merged) {
@@ -67,10 +67,10 @@ function normalisePatch(input: unknown): ConversationPatch {
   return patch;
 }
 
-/** Whether a conversation create was queued after the operation at `seq`. */
-async function conversationCreatedSince(ctx: WriteContext, seq: number): Promise<boolean> {
+/** Whether an operation on a conversation not created yet (its create, or a change to it) was queued after `seq`. */
+async function uncreatedConversationChangedSince(ctx: WriteContext, seq: number): Promise<boolean> {
   const later = await ctx.db.outbox.where('seq').above(seq).toArray();
-  return later.some((op) => op.body.kind === 'conversation.create');
+  return later.some((op) => op.entity === 'conversation' && isTempId(op.entityId));
 }
 
 /** Whether a queued operation brings this temp id into existence. */
