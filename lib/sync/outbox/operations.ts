@@ -51,13 +51,14 @@ export interface ReadyBatch {
  * waits for the operations before it on that conversation or message — and it mentions no temp
  * id it does not create (that create has not been answered yet), and it waits for the pending
  * operations of the entities it is ordered `after` (a create behind the queued delete of the same
- * contact's conversation, see intents/create-conversation.ts). A change to a conversation also waits
- * for every earlier unanswered conversation create (a create, only for one of the same contact or
- * group): the server may answer that create with a conversation that is already known (409
- * conversation_exists, adopted) — this one, or another pending create's — and the changes of the
- * two, merged, must reach it in the order the user made them. The cost: a change to a conversation
- * made behind a create goes one round trip later; creates of different contacts still go together. Failed and
- * blocked operations hold up nothing here (blockedOpIds says what they block).
+ * contact's conversation, see intents/create-conversation.ts). A change to a conversation also
+ * waits for every earlier unanswered conversation create (a create, only for one of the same
+ * contact or group): the server may answer that create with a conversation that is already known
+ * (409 conversation_exists, adopted) — this one, or another pending create's — and the changes of
+ * the two, merged, must reach it in the order the user made them. The cost: a change to a
+ * conversation made behind a create goes one round trip later; creates of different contacts
+ * still go together. Failed and blocked operations hold up nothing here (blockedOpIds says what
+ * they block).
  *
  * The search stops at the first operation that could go but for its backoff (`waitUntil`): as
  * before batching, a retry that is not due holds back what was queued after it.
