@@ -28,6 +28,8 @@ export interface SeenRequest {
   method: string;
   path: string;
   headers: Record<string, string>;
+  /** A JSON or form body as sent (null: none, or bytes). */
+  body: string | null;
   fault: Fault | null;
 }
 
@@ -140,7 +142,7 @@ export class FaultyNetwork {
     const index = this.script.findIndex((s) => s.when(method, path));
     const fault: Fault | null = this.offline ? 'offline' : index >= 0 ? this.script.splice(index, 1)[0]!.fault : null;
     if (process.env.NETLOG) console.log('fetch', method, path, fault);
-    this.seen.push({ method, path, headers: { ...(init?.headers as Record<string, string>) }, fault });
+    this.seen.push({ method, path, headers: { ...(init?.headers as Record<string, string>) }, body: typeof init?.body === 'string' ? init.body : null, fault });
     // As Node's fetch fails when there is no route to the server: no connection was made.
     if (fault === 'offline') throw new TypeError('fetch failed (offline)', { cause: Object.assign(new Error('connect ENETUNREACH'), { code: 'ENETUNREACH' }) });
     if (fault === 'lose-response') {
@@ -164,7 +166,11 @@ export class FaultyNetwork {
       });
     }
     const response = await fetch(input, init);
-    if (process.env.NETLOG) console.log('  ->', response.status, typeof init?.body === 'string' ? init.body.slice(0, 120) : '', (await response.clone().text()).slice(0, 160));
+    // A live stream's body never ends: its status only.
+    if (process.env.NETLOG) {
+      const streamed = response.headers.get('content-type')?.startsWith('text/event-stream');
+      console.log('  ->', response.status, typeof init?.body === 'string' ? init.body.slice(0, 120) : '', streamed ? '(stream)' : (await response.clone().text()).slice(0, 160));
+    }
     return response;
   };
 }

@@ -76,7 +76,7 @@ export interface FinalState {
   shownFailed: Set<string>;
   /** Idempotency-Keys of every write the device sent. */
   sentKeys: Set<string>;
-  /** Paths of the writes the server refused (a 4xx other than "gone"): PUT /v1/conversations/<id>, … */
+  /** The writes the server refused (a 4xx other than "gone"), as `<method> <path> <body>`. */
   refusedWrites: Set<string>;
   resolve: (handle: string) => Promise<string>;
 }
@@ -132,9 +132,10 @@ export async function checkFates(ledger: Ledger, state: FinalState): Promise<Map
         else if (deletedLater(i, [id])) count(i.kind, 'deleted');
         else if (i.field === 'last_opened_at' && !state.conversations.has(id)) count(i.kind, 'dropped');
         // A report of opening that the server refused goes quietly (outbox/settle.ts): never shown.
+        // Only this very report, refused as it was sent (a report alone, with this time).
         else if (
           i.field === 'last_opened_at' &&
-          state.refusedWrites.has(`PUT /v1/conversations/${id}`) &&
+          state.refusedWrites.has(`PUT /v1/conversations/${id} ${JSON.stringify({ last_opened_at: i.value })}`) &&
           state.conversations.get(id)?.last_opened_at !== i.value
         )
           count(i.kind, 'dropped');

@@ -139,7 +139,7 @@ async function run(server: TestServer, steps: Step[]): Promise<void> {
   const drainNetworkLog = () => {
     for (const r of device.net.seen) {
       if (r.method !== 'GET' && r.headers['Idempotency-Key']) sentKeys.add(r.headers['Idempotency-Key']);
-      if (r.method !== 'GET' && r.fault && typeof r.fault === 'object' && 'status' in r.fault && r.fault.status === 400) refusedWrites.add(`${r.method} ${r.path}`);
+      if (r.method !== 'GET' && r.fault && typeof r.fault === 'object' && 'status' in r.fault && r.fault.status === 400) refusedWrites.add(`${r.method} ${r.path} ${r.body ?? ''}`);
       if (r.fault === 'lose-response' && r.method !== 'GET') stats.lostWrites++;
       if (r.fault === 'lose-response' && r.method === 'POST' && r.path.startsWith('/v1/files')) stats.lostUploads++;
     }

@@ -220,7 +220,7 @@ describe('resumable uploads (tus)', () => {
     const plain = (d: () => Device) =>
       new Link(() => async (input, init) => {
         if (new URL(input).pathname.startsWith('/v1/uploads')) {
-          d().net.seen.push({ method: init?.method ?? 'GET', path: new URL(input).pathname, headers: {}, fault: null });
+          d().net.seen.push({ method: init?.method ?? 'GET', path: new URL(input).pathname, headers: {}, body: null, fault: null });
           return new Response(JSON.stringify({ type: 'invalid_request', code: 'route_not_found', message: 'No such route' }), {
             status: 404,
             headers: { 'content-type': 'application/json' },
