@@ -19,12 +19,10 @@ import {
   type DeviceDeps,
   type LocalSession,
 } from '@/lib/view/session';
-import { groupedNumber } from '@/lib/view/format';
 import { fetchPolicy, offlineExpiry, POLICY_KEY, REACHED_KEY, readPolicy, TokenVault } from '@/lib/view/lock/device-lock';
 import { DeviceLock } from './lock/DeviceLock';
 import { checkMirror } from '@/lib/view/mirror';
 import { ConversationsScreen } from './ConversationsScreen';
-import { Dialog } from './Dialog';
 import { MirrorNotice } from './MirrorNotice';
 import { loadNewConversationForm } from './NewConversation';
 import { prefetchWhenIdle } from './preload';
@@ -48,6 +46,8 @@ const DevicesScreen = lazy(() => import('./DevicesScreen').then((m) => ({ defaul
 // The viewer's own chunk; pdf.js and the FHIR/HL7 views load from it only for a file of their kind.
 const loadFileScreen = () => import('./viewer/FileScreen');
 const FileScreen = lazy(() => loadFileScreen().then((m) => ({ default: m.FileScreen })));
+const loadSignOutDialog = () => import('./SignOutDialog');
+const SignOutDialog = lazy(() => loadSignOutDialog().then((m) => ({ default: m.SignOutDialog })));
 
 let vaultInstance: TokenVault | null = null;
 /** localStorage for the session code, the token sealed once the device has a lock (device-lock.ts). */
@@ -158,15 +158,18 @@ function SignedIn({
   const { database, token } = session;
 
   useEffect(() => {
-    let current: SyncConnection | null = null;
     let cancelled = false;
-    // Before the worker fills it: was the database cleared by the browser? (A notice, then.)
+    // Was the database cleared by the browser? (A notice, then.) Checked before the worker fills it,
+    // with the connection's own database, and at once, so the check reads its marker
+    // before the list's MirrorNotice can write it. The list shows what the database holds meanwhile:
+    // it does not wait for the worker's code.
     // The token at start; later tokens reach the worker through setToken (below).
-    checkMirror(device(), database).catch(() => null).then(() => connectSync({ database, baseUrl: window.location.origin, token: session.token })).then(
-      (c) => {
-        if (cancelled) return c.close();
-        setConnection((current = c));
-        const preloaded = prefetchWhenIdle([loadConversationScreen, loadFilesScreen, loadFileScreen, loadClientModule, loadNewConversationForm, loadFailedChanges, loadRowMenuSheet]);
+    const c = connectSync({ database, baseUrl: window.location.origin, token: session.token }, (db) => checkMirror(device(), database, db).catch(() => null));
+    setConnection(c);
+    c.started.then(
+      () => {
+        if (cancelled) return;
+        const preloaded = prefetchWhenIdle([loadConversationScreen, loadFilesScreen, loadFileScreen, loadClientModule, loadNewConversationForm, loadFailedChanges, loadRowMenuSheet, loadSignOutDialog]);
         // Benchmarks and browser tests drive the same client and worker the UI uses.
         if (window.localStorage.getItem('parley:expose') === '1') Object.assign(window, { parley: c, parleyPreloaded: preloaded });
         // Through the worker: on the page the check would load zod with the first screen.
@@ -176,7 +179,7 @@ function SignedIn({
     );
     return () => {
       cancelled = true;
-      current?.close();
+      c.close();
     };
     // Only a different database means a different connection.
     // eslint-disable-next-line react-hooks/exhaustive-deps
@@ -233,26 +236,16 @@ function SignedIn({
         <MirrorNotice database={database} />
         <Shell />
       </SyncStatusProvider>
-      <Dialog title="Sign out?" open={confirmSignOut !== null} onClose={() => setConfirmSignOut(null)}>
-        {confirmSignOut && confirmSignOut.unsynced > 0 ? (
-          <p>
-            <strong>
-              {groupedNumber(confirmSignOut.unsynced)} change{confirmSignOut.unsynced === 1 ? ' has' : 's have'} not reached the server yet
-            </strong>{' '}
-            and will be lost. Signing out removes this device’s copy of your data and the documents you opened.
-          </p>
-        ) : (
-          <p>Everything is synced. Signing out removes this device’s copy of your data and the documents you opened; it stays on the server.</p>
-        )}
-        <div className="actions">
-          <button type="button" onClick={() => setConfirmSignOut(null)} disabled={signingOut}>
-            Cancel
-          </button>
-          <button type="button" className="danger" onClick={() => void confirmedSignOut()} disabled={signingOut}>
-            {signingOut ? 'Removing…' : `Sign out${confirmSignOut?.unsynced ? ' and discard changes' : ''}`}
-          </button>
-        </div>
-      </Dialog>
+      {confirmSignOut && (
+        <Suspense fallback={null}>
+          <SignOutDialog
+            unsynced={confirmSignOut.unsynced}
+            signingOut={signingOut}
+            onCancel={() => setConfirmSignOut(null)}
+            onConfirm={() => void confirmedSignOut()}
+          />
+        </Suspense>
+      )}
     </SessionContext.Provider>
   );
 }

@@ -3,7 +3,7 @@
 // and failed operations in plain words with Retry / Discard (FailedChanges.tsx).
 import { useLiveQuery } from 'dexie-react-hooks';
 import { createContext, lazy, Suspense, useContext, useEffect, useState, type ReactNode } from 'react';
-import { readSyncStatus, type SyncStatus } from '@/lib/sync/page';
+import { readSyncStatus, type ParleyDb, type SyncStatus } from '@/lib/sync/page';
 import { statusLabel } from '@/lib/view/status-label';
 import { groupedNumber, relativeTime } from '@/lib/view/format';
 import { Dialog } from './Dialog';
@@ -23,7 +23,17 @@ const SyncStatusContext = createContext<SyncStatus | undefined>(undefined);
 
 export function SyncStatusProvider({ children }: { children: ReactNode }) {
   const { connection } = useSession();
-  const status = useLiveQuery(() => readSyncStatus(connection.db), [connection.db]);
+  // Read once the worker has started: until then the stored status is the last run's (it may say
+  // "Syncing…" of a sync a closed tab left), and the first rows do not share the start with it.
+  const [db, setDb] = useState<ParleyDb | null>(null);
+  useEffect(() => {
+    let live = true;
+    connection.started.then(() => live && setDb(connection.db), () => {});
+    return () => {
+      live = false;
+    };
+  }, [connection]);
+  const status = useLiveQuery(() => (db ? readSyncStatus(db) : undefined), [db]);
   return <SyncStatusContext.Provider value={status}>{children}</SyncStatusContext.Provider>;
 }
 
@@ -59,7 +69,8 @@ export function StatusBar() {
   const face = (
     <>
       <span className={`pill ${tone}`} data-testid="sync-status">
-        {label}
+        {/* A new node per label: a centred word replaced by a wider one is new text, not text that moved (a layout shift). */}
+        <span key={label}>{label}</span>
         {pending && <span data-testid="pending-count">{pending}</span>}
         <UploadProgressSummary />
       </span>

@@ -27,7 +27,7 @@ const RUNS = Number(process.env.BENCH_FIRST_SCREEN_RUNS || 5);
 const MIRRORED = FIRST_SCREEN_CONVERSATIONS;
 
 /** A context signed in as `user` whose mirror is complete (every conversation), then no longer exposing window.parley. */
-async function appContext(w: SyncWorld, user: keyof typeof BENCH_TOKENS, conversations: number, log: (m: string) => void): Promise<BrowserContext> {
+export async function appContext(w: SyncWorld, user: keyof typeof BENCH_TOKENS, conversations: number, log: (m: string) => void): Promise<BrowserContext> {
   const context = await w.browser.newContext({ baseURL: w.app.baseUrl, viewport: { width: 390, height: 844 } });
   await context.addInitScript(OBSERVERS);
   const token = runToken(user);

@@ -21,22 +21,25 @@ export function recordMirror(storage: StorageLike, database: string, now: { fill
 
 /**
  * Before the session's database is used (the worker would fill it at once): was it cleared?
- * If so, the notice is stored in the (new, empty) database and returned.
+ * If so, the notice is stored in the (new, empty) database and returned. `session`: the session's
+ * own instance, used and left open (one schema parse and one open on the first screen, not two);
+ * without it the check opens and closes one of its own.
  */
 export async function checkMirror(
   deps: { storage: StorageLike; dexie?: DexieOptions; now?: () => number },
   database: string,
+  session?: ParleyDb,
 ): Promise<MirrorCleared | null> {
   const marker = entryFor(deps.storage, database)?.mirror;
   if (!marker?.filled) return null;
-  const db = openSyncDb(database, deps.dexie);
+  const db = session ?? openSyncDb(database, deps.dexie);
   try {
     if (!(await mirrorIsEmpty(db))) return null;
     const cleared: MirrorCleared = { at: (deps.now ?? Date.now)(), lostChanges: marker.pending };
     await setMeta(db, MIRROR_CLEARED_KEY, cleared);
     return cleared;
   } finally {
-    db.close();
+    if (!session) db.close();
   }
 }
 

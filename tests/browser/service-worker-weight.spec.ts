@@ -29,9 +29,11 @@ const BACKGROUND_BUDGET_KIB = 70;
  * (issue 32 item 13: the fetch queue and the connection rule, in the conversation screen's chunk)
  * measured 1,462 KiB on branch h6-thumbs. Sealing large byte fields with WebCrypto before their
  * transaction (issue 28's replay: seal.ts sealBytes/openBytes, the chunk owners' sealing and
- * opening, the downloads' wait for the outbox) measured 1,470 KiB (CI rehearsal ci48).
+ * opening, the downloads' wait for the outbox) measured 1,470 KiB (CI rehearsal ci48). The
+ * sign-out dialog in a chunk of its own (the first screen's JavaScript 121 B gzipped lighter) and
+ * the first rows shown before the sync worker has started (issue 30) measured 1,472.5 KiB.
  */
-const PRECACHE_BUDGET_KIB = 1_472;
+const PRECACHE_BUDGET_KIB = 1_473;
 /** What pdf.js's code contains wherever the bundler put it (scripts/precache-shell.mjs). */
 const PDF_JS = /\bGlobalWorkerOptions\b|\bWorkerMessageHandler\b/;
 
@@ -108,7 +110,7 @@ test('the service worker script is within budget, and the first visit precaches 
     bytes += body.length;
     if (PDF_JS.test(body.toString('latin1'))) withPdfJs.push(url);
   }
-  console.log(`[weight] precache: ${urls.length} files, ${(bytes / 1024).toFixed(0)} KiB of build files`);
+  console.log(`[weight] precache: ${urls.length} files, ${(bytes / 1024).toFixed(1)} KiB of build files`);
   expect(withPdfJs, 'precached files holding pdf.js').toEqual([]);
   expect(bytes / 1024, `precache ${(bytes / 1024).toFixed(0)} KiB`).toBeLessThanOrEqual(PRECACHE_BUDGET_KIB);
 });

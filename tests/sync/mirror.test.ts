@@ -4,6 +4,7 @@
 // with it, so the status never reads as all synced. Against the real server.
 import { IDBFactory, IDBKeyRange } from 'fake-indexeddb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openSyncDb } from '../../lib/sync/mirror/db';
 import { readSyncStatus } from '../../lib/sync/engine/status';
 import { entryFor, register, type StorageLike } from '../../lib/view/device';
 import { checkMirror, dismissMirrorCleared, recordMirror } from '../../lib/view/mirror';
@@ -97,5 +98,19 @@ describe('a mirror cleared by the browser', () => {
     await dismissMirrorCleared(again.db);
     expect((await readSyncStatus(again.db)).mirrorCleared).toBeNull();
     again.db.close();
+  });
+
+  it("checks with the session's own database when given it, and leaves it open for the list", async () => {
+    const storage = new MemoryStorage();
+    const indexedDB = new IDBFactory();
+    const name = 'cleared-shared';
+    register(storage, { name, origin: server.baseUrl, userId: 'alice' });
+    recordMirror(storage, name, { filled: true, pending: 1 });
+    // The app's connection: the page reads the list through this very instance meanwhile.
+    const db = openSyncDb(name, { indexedDB, IDBKeyRange });
+    expect(await checkMirror({ storage, now: () => 99 }, name, db)).toEqual({ at: 99, lostChanges: 1 });
+    expect(db.isOpen()).toBe(true);
+    expect((await readSyncStatus(db)).mirrorCleared).toEqual({ at: 99, lostChanges: 1 });
+    db.close();
   });
 });

@@ -10,6 +10,13 @@ import { createLazySyncClient } from '../outbox/lazy-client';
 
 export interface SyncConnection {
   db: ParleyDb;
+  /**
+   * Settles once the worker has started (after `before`). The page reads `db` before that: the
+   * first rows do not wait for the worker's code to load. What is asked of the worker meanwhile
+   * (a sync, a wake) may find it not yet started and do nothing, which loses nothing: it syncs at
+   * once when it starts, and the outbox holds every write.
+   */
+  started: Promise<void>;
   client: SyncClient;
   worker: Comlink.Remote<SyncWorkerApi>;
   /** Starts the worker again after a `worker.stop()` (benchmarks, tests), with this page's keys as at the start. */
@@ -17,8 +24,11 @@ export interface SyncConnection {
   close(): void;
 }
 
-/** `database`: the user's database name (lib/view/session.ts decides which one). */
-export async function connectSync(options: { database: string; baseUrl: string; token: string | null }): Promise<SyncConnection> {
+/**
+ * `database`: the user's database name (lib/view/session.ts decides which one). `before`: what must
+ * be done with the database before the worker touches it (the worker's code loads meanwhile).
+ */
+export function connectSync(options: { database: string; baseUrl: string; token: string | null }, before?: (db: ParleyDb) => Promise<unknown>): SyncConnection {
   const raw = new Worker(new URL('../../../workers/sync.worker.ts', import.meta.url), { type: 'module' });
   const worker = Comlink.wrap<SyncWorkerApi>(raw);
   const db = openSyncDb(options.database, { chromeTransactionDurability: 'strict' });
@@ -45,10 +55,13 @@ export async function connectSync(options: { database: string; baseUrl: string; 
   window.addEventListener('online', onOnline);
   window.addEventListener('offline', onOffline);
   // The worker seals and opens rows with the page's keys while the device is unlocked (seal.ts).
-  await worker.start({ ...options, keys: currentSealer()?.keys ?? null });
-  if (!navigator.onLine) await worker.setOnline(false);
+  const started = Promise.resolve(before?.(db)).then(async () => {
+    await worker.start({ ...options, keys: currentSealer()?.keys ?? null });
+    if (!navigator.onLine) await worker.setOnline(false);
+  });
   return {
     db,
+    started,
     client,
     worker,
     restart: (token) => worker.start({ ...options, token, keys: currentSealer()?.keys ?? null }),
