@@ -35,10 +35,10 @@ async function main() {
     const s = await page.evaluate(() => {
       const f = (globalThis as any).__firstScreen;
       const nav = performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming;
-      return { fcp: f.fcp, rowsAt: f.rowsAt, domInteractive: nav.domInteractive, resources: (performance.getEntriesByType('resource') as PerformanceResourceTiming[]).map((e) => `${e.name.split('/').pop()} ${e.startTime.toFixed(0)}→${e.responseEnd.toFixed(0)}`) };
+      return { rows: document.querySelectorAll('[role=row]').length, elements: document.querySelectorAll('*').length, fcp: f.fcp, rowsAt: f.rowsAt, domInteractive: nav.domInteractive, resources: (performance.getEntriesByType('resource') as PerformanceResourceTiming[]).map((e) => `${e.name.split('/').pop()} ${e.startTime.toFixed(0)}→${e.responseEnd.toFixed(0)}`) };
     });
     await cdp.send('Emulation.setCPUThrottlingRate', { rate: 1 });
-    console.log(`\nrun ${r + 1}: FCP ${s.fcp?.toFixed(0)} ms, rows ${s.rowsAt.toFixed(0)} ms, domInteractive ${s.domInteractive.toFixed(0)} ms (page clock)`);
+    console.log(`\nrun ${r + 1}: ${s.rows} rows, ${s.elements} elements; FCP ${s.fcp?.toFixed(0)} ms, rows ${s.rowsAt.toFixed(0)} ms, domInteractive ${s.domInteractive.toFixed(0)} ms (page clock)`);
     console.log(`  resources: ${s.resources.join(', ')}`);
     const byNode = new Map(profile.nodes.map((n) => [n.id, n]));
     const parent = new Map<number, number>();

@@ -6,8 +6,9 @@
 // locale, which made the service worker 160 KiB gzipped (issue 30).
 import * as z from 'zod/mini';
 
-export const ID_PATTERN = /^[A-Za-z0-9]{16}$/;
-export const EXTERNAL_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+import { EXTERNAL_ID_PATTERN, ID_PATTERN } from './name-rules';
+
+export { EXTERNAL_ID_PATTERN, ID_PATTERN };
 /** Timestamps are Unix seconds; anything past year 9999 is a mistake, not a date. */
 export const MAX_TIMESTAMP = 253402300799;
 

@@ -3,6 +3,7 @@
 // from on the server). The server reads requests with them, the client validates input with them
 // before queueing, and the OpenAPI document is generated from both.
 import { z } from 'zod';
+import { filenameProblem } from './name-rules';
 import { ExternalId, Id, MAX_TIMESTAMP, Timestamp } from './objects';
 
 export * from './objects';
@@ -47,28 +48,8 @@ export const ConversationUpdateInput = z.strictObject({
 });
 export type ConversationUpdateInput = z.infer<typeof ConversationUpdateInput>;
 
-// Characters a filename may not contain: path separators, and anything that is invisible or
-// changes how the rest of the name displays, so a name always shows as what it is
-// ("invoice\u202Efdp.exe" would show as "invoiceexe.pdf"). That is every control character (Cc),
-// line/paragraph separator (Zl, Zp), lone surrogate (Cs, not Unicode at all) and format character
-// (Cf: bidi embeddings, overrides, isolates and marks, zero-width space, word joiner, BOM, soft
-// hyphen, tag characters, …) — with two kinds of exception, because real names need them:
-// ZWNJ/ZWJ (U+200C/U+200D) spell words in Persian, the Indic scripts and others, and join emoji
-// sequences (👩‍⚕️); and tag characters inside an emoji tag sequence (the flags of England,
-// Scotland, Wales: 🏴 + tags + cancel tag). Neither can reorder text or hide an extension.
-const FILENAME_FORBIDDEN = /[/\\\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}]/u;
-const FILENAME_ALLOWED_FORMAT = /\u200C|\u200D|\u{1F3F4}[\u{E0020}-\u{E007E}]+\u{E007F}/gu;
+export { filenameProblem } from './name-rules';
 
-/** Filenames: 1-255 bytes of UTF-8, nothing invisible or display-changing (above), not . or .. */
-export function filenameProblem(name: string): string | null {
-  if (name.length === 0) return 'must not be empty';
-  if (FILENAME_FORBIDDEN.test(name.replace(FILENAME_ALLOWED_FORMAT, ''))) {
-    return "can't contain / or \\ or invisible control characters";
-  }
-  if (new TextEncoder().encode(name).length > 255) return 'must be at most 255 bytes';
-  if (name === '.' || name === '..') return 'must not be . or ..';
-  return null;
-}
 export const Filename = z
   .string()
   .superRefine((name, ctx) => {

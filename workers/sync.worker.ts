@@ -6,7 +6,7 @@
 //
 // Load it with: new Worker(new URL('../workers/sync.worker.ts', import.meta.url), { type: 'module' })
 import * as Comlink from 'comlink';
-import { createSealer, databaseLock, UNSENT_STATES, type MirrorKeys, openSyncDb, setSealer, type OpenTabChannel, type ParleyDb, resumableUploads, storeBackgroundAccess, SyncEngine, type SyncReport, whoAmI, type WhoAmI } from '../lib/sync/worker';
+import { createSealer, databaseLock, inputValidators, UNSENT_STATES, type MirrorKeys, openSyncDb, setSealer, type OpenTabChannel, type ParleyDb, resumableUploads, storeBackgroundAccess, SyncEngine, type SyncReport, whoAmI, type WhoAmI } from '../lib/sync/worker';
 import { databaseChunkFiles } from '../lib/offline/file-bytes';
 import type { ConnectionLike } from '../lib/offline/policy';
 import { startSealedDownloads, type SealedDownloads } from '../lib/offline/sealed-downloads';
@@ -142,6 +142,12 @@ const api = {
   async whoAmI(baseUrl: string, token: string): Promise<WhoAmI> {
     return whoAmI({ fetch: (input, init) => fetch(input, init), baseUrl, requestTimeoutMs: 30_000 }, token);
   },
+
+  /**
+   * The page's input checks (lib/sync/outbox/intents/validation.ts): the API's zod schemas, loaded
+   * here anyway; on the page their evaluation was a long task of the main thread. Needs no start.
+   */
+  inputs: Comlink.proxy(inputValidators),
 
   /** A fresh token after "sign in again": resumes a sync paused by a 401. */
   async setToken(next: string | null): Promise<void> {

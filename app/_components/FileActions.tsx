@@ -1,6 +1,6 @@
 'use client';
 import { useState, type FormEvent } from 'react';
-import { filenameProblem } from '@/lib/schemas';
+import { filenameProblem } from '@/lib/name-rules';
 import type { FileView } from '@/lib/sync/page';
 import { failureText, useAction } from './ActionAlert';
 import { Dialog } from './Dialog';
@@ -38,7 +38,7 @@ export function FileActions({ file }: { file: FileView }) {
 
   async function rename(event: FormEvent) {
     event.preventDefault();
-    // The server's rule (lib/schemas.ts filenameProblem), in plain words.
+    // The server's rule (lib/name-rules.ts filenameProblem), in plain words.
     const problem = filenameAdvice(name);
     if (problem) return setError(problem);
     try {

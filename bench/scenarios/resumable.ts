@@ -19,6 +19,7 @@ import path from 'node:path';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { IDBFactory, IDBKeyRange } from 'fake-indexeddb';
 import { createSyncClient } from '../../lib/sync/outbox/client';
+import { inputValidators } from '../../lib/sync/outbox/validate-input';
 import { openSyncDb } from '../../lib/sync/mirror/db';
 import { SyncEngine } from '../../lib/sync/engine/engine';
 import { resumableUploads } from '../../lib/sync/outbox/resumable-upload';
@@ -115,7 +116,7 @@ class BadLink {
 async function uploadThroughEngine(baseUrl: string, token: string, conversationId: string, bytes: Uint8Array, name: string) {
   const db = openSyncDb(`bench-resumable-${randomBytes(4).toString('hex')}`, { indexedDB: new IDBFactory(), IDBKeyRange });
   const engine = new SyncEngine({ db, fetch: (input, init) => fetch(input, init), baseUrl, getToken: () => token, resumable: resumableUploads });
-  const client = createSyncClient(db);
+  const client = createSyncClient(db, { validate: inputValidators });
   try {
     // The conversation is mirrored first (as a user opens it), then the file is queued.
     for (let i = 0; !(await db.conversations.get(conversationId)); i++) {

@@ -11,3 +11,4 @@ export type { OpenTabChannel } from './engine/leader';
 export { resumableUploads } from './outbox/resumable-upload';
 export { databaseLock, storeBackgroundAccess } from './session/background';
 export { whoAmI, type WhoAmI } from './session/identity';
+export { inputValidators } from './outbox/validate-input';

@@ -3,6 +3,7 @@
 import { IDBFactory, IDBKeyRange } from 'fake-indexeddb';
 import { Conversation, ConversationPage, FileObject, FilePage } from '../../lib/schemas';
 import { createSyncClient, type SyncClient } from '../../lib/sync/outbox/client';
+import { inputValidators } from '../../lib/sync/outbox/validate-input';
 import { openSyncDb, type ParleyDb } from '../../lib/sync/mirror/db';
 import type { Clock } from '../../lib/sync/core/clock';
 import { SyncEngine, type EngineDeps } from '../../lib/sync/engine/engine';
@@ -232,7 +233,7 @@ export function makeDevice(
     backoff: { baseMs: 1_000, maxMs: 60_000 },
     ...options.engine,
   });
-  const client = createSyncClient(db, { now: () => clock.now() });
+  const client = createSyncClient(db, { validate: inputValidators, now: () => clock.now() });
   return {
     db,
     client,

@@ -6,6 +6,7 @@ import { IDBFactory, IDBKeyRange } from 'fake-indexeddb';
 import type { DBCore, Middleware } from 'dexie';
 import { describe, expect, it } from 'vitest';
 import { createSyncClient } from '../../lib/sync/outbox/client';
+import { inputValidators } from '../../lib/sync/outbox/validate-input';
 import { openSyncDb, type ParleyDb } from '../../lib/sync/mirror/db';
 import { readSyncStatus } from '../../lib/sync/engine/status';
 import { StorageFullError } from '../../lib/sync/core/storage';
@@ -51,7 +52,7 @@ describe('an upload that does not fit', () => {
   it('is refused at once when the estimate says it will not fit, and nothing else changes', async () => {
     const db = freshDb();
     let free = 10_000;
-    const client = createSyncClient(db, { estimateStorage: async () => ({ usage: 1_000_000 - free, quota: 1_000_000 }) });
+    const client = createSyncClient(db, { validate: inputValidators, estimateStorage: async () => ({ usage: 1_000_000 - free, quota: 1_000_000 }) });
     const conversationId = await client.createConversation({ contact_id: 'storage-contact' });
     await client.uploadFile({ conversationId }, { name: 'small.txt', bytes: bytes(100) });
     const before = await snapshot(db);
@@ -70,7 +71,7 @@ describe('an upload that does not fit', () => {
 
   it('an estimate that fails does not block the upload', async () => {
     const db = freshDb();
-    const client = createSyncClient(db, { estimateStorage: async () => Promise.reject(new Error('no estimate here')) });
+    const client = createSyncClient(db, { validate: inputValidators, estimateStorage: async () => Promise.reject(new Error('no estimate here')) });
     const conversationId = await client.createConversation({ contact_id: 'storage-contact' });
     await client.uploadFile({ conversationId }, { name: 'a.txt', bytes: bytes(10) });
     expect((await snapshot(db)).files).toEqual(['a.txt']);
@@ -80,7 +81,7 @@ describe('an upload that does not fit', () => {
     const db = freshDb();
     db.use(quotaOnChunks());
     // The estimate says it fits (estimates are coarse): the write is what finds the disk full.
-    const client = createSyncClient(db, { estimateStorage: async () => ({ usage: 0, quota: 1e12 }) });
+    const client = createSyncClient(db, { validate: inputValidators, estimateStorage: async () => ({ usage: 0, quota: 1e12 }) });
     const conversationId = await client.createConversation({ contact_id: 'storage-contact' });
     await client.updateConversation(conversationId, { is_muted: true });
     const before = await snapshot(db);
@@ -97,7 +98,7 @@ describe('an upload that does not fit', () => {
 describe('a lost connection', () => {
   it('is reopened and the write retried once', async () => {
     const db = freshDb();
-    const client = createSyncClient(db);
+    const client = createSyncClient(db, { validate: inputValidators });
     const conversationId = await client.createConversation({ contact_id: 'closed-contact' });
     // What the browser does on iOS: the connection goes away under the app (Dexie 4 then refuses
     // every operation with DatabaseClosedError rather than opening again by itself).
@@ -110,7 +111,7 @@ describe('a lost connection', () => {
 
   it('an upload after the connection was lost is stored whole', async () => {
     const db = freshDb();
-    const client = createSyncClient(db);
+    const client = createSyncClient(db, { validate: inputValidators });
     const conversationId = await client.createConversation({ contact_id: 'closed-contact' });
     db.close();
     await client.uploadFile({ conversationId }, { name: 'late.txt', bytes: bytes(2 * 1024 * 1024 + 5) });

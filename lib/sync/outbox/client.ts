@@ -22,7 +22,7 @@ export type { UploadSource } from './intents/upload-file';
 
 export type SyncClient = ReturnType<typeof createSyncClient>;
 
-export function createSyncClient(db: ParleyDb, options: SyncClientOptions = {}) {
+export function createSyncClient(db: ParleyDb, options: SyncClientOptions) {
   const ctx = createWriteContext(db, options);
   // Each intent with this client's context: (ctx, ...args) => result becomes (...args) => result.
   const bound =

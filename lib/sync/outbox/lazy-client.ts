@@ -1,6 +1,6 @@
-// The page's client, loaded on its first call. The client validates with the shared zod schemas
-// (lib/schemas.ts) and rebuilds rows (rebase.ts): ~35 KiB gzipped that no screen needs before
-// the user's first write, so the first screen does not wait for it. Same API, same validation
+// The page's client, loaded on its first call. The client rebuilds rows (rebase.ts) and has its
+// input checked by the sync worker with the shared zod schemas (intents/validation.ts): code that
+// no screen needs before the user's first write, so the first screen does not wait for it. Same API, same validation
 // (the real client does it), only every method's first call awaits one dynamic import.
 import type { SyncClient, SyncClientOptions } from './client';
 import type { ParleyDb } from '../mirror/db';
@@ -8,7 +8,7 @@ import type { ParleyDb } from '../mirror/db';
 /** The client's module; called again it is the same (already loaded) module. */
 export const loadClientModule = () => import('./client');
 
-export function createLazySyncClient(db: ParleyDb, options: SyncClientOptions = {}): SyncClient {
+export function createLazySyncClient(db: ParleyDb, options: SyncClientOptions): SyncClient {
   let loaded: Promise<SyncClient> | null = null;
   const client = () => (loaded ??= loadClientModule().then(({ createSyncClient }) => createSyncClient(db, options)));
   // Every method, typed by SyncClient: TypeScript fails here when the client gains or loses one.

@@ -34,6 +34,8 @@ export function connectSync(options: { database: string; baseUrl: string; token:
   const db = openSyncDb(options.database, { chromeTransactionDurability: 'strict' });
   // Loaded on the first write: the first screen only reads (see lazy-client.ts).
   const client = createLazySyncClient(db, {
+    // In the worker, where zod is loaded anyway (intents/validation.ts); asked before it has started too.
+    validate: worker.inputs,
     onLocalWrite: () => {
       void worker.requestSync();
       // The service worker holds no keys: on a device with a lock it could not read the outbox.

@@ -9,8 +9,11 @@ import { rebuildViews } from '../../mirror/rebase';
 import { userWriteScope } from '../../mirror/scopes';
 import { isTempId, newOpId, type OpBody, type OutboxOp } from '../operations';
 import { queued, type NewOp } from '../lifecycle';
+import type { InputValidators } from './validation';
 
 export interface SyncClientOptions {
+  /** Checks the user's input against the API's schemas (validation.ts: the sync worker's on the page). */
+  validate: InputValidators;
   now?: () => number;
   /** Called after every committed local write, e.g. to nudge the sync worker. */
   onLocalWrite?: () => void;
@@ -20,16 +23,18 @@ export interface SyncClientOptions {
 
 export interface WriteContext {
   db: ParleyDb;
+  validate: InputValidators;
   now: () => number;
   estimateStorage?: EstimateStorage;
   /** Runs `work` in one transaction of the user's write scope, then tells `onLocalWrite`. */
   write<T>(work: () => Promise<T>): Promise<T>;
 }
 
-export function createWriteContext(db: ParleyDb, options: SyncClientOptions = {}): WriteContext {
+export function createWriteContext(db: ParleyDb, options: SyncClientOptions): WriteContext {
   const tables = userWriteScope(db);
   return {
     db,
+    validate: options.validate,
     now: options.now ?? (() => Date.now()),
     estimateStorage: options.estimateStorage,
     async write<T>(work: () => Promise<T>): Promise<T> {

@@ -1,6 +1,7 @@
 // The user starts a conversation with a contact or a group.
-import { ConversationCreateInput } from '../../../schemas';
+import type { ConversationCreateInput } from '../../../schemas';
 import { SyncInputError } from '../../core/errors';
+import { validData } from './validation';
 import { newOp, opsFor, rebuild, type WriteContext } from './context';
 import { newTempId } from '../operations';
 import { serverConversationWord } from '../../mirror/server-word';
@@ -9,12 +10,7 @@ type Party = { contact_id: string } | { group_id: string };
 
 /** Returns the new conversation's id (a temp id until the create is replayed). */
 export async function createConversation(ctx: WriteContext, input: ConversationCreateInput): Promise<string> {
-  const parsed = ConversationCreateInput.safeParse(input);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new SyncInputError(issue?.message ?? 'invalid input', issue?.path.join('.'));
-  }
-  const { contact_id, group_id } = parsed.data;
+  const { contact_id, group_id } = validData(await ctx.validate.conversationCreate(input), ({ message, path }) => new SyncInputError(message, path));
   const party: Party | null =
     contact_id != null && group_id == null ? { contact_id } : group_id != null && contact_id == null ? { group_id } : null;
   if (!party) throw new SyncInputError('exactly one of contact_id and group_id is required');

@@ -1,12 +1,11 @@
 // The user renames a file.
-import { FileUpdateInput } from '../../../schemas';
 import { SyncInputError } from '../../core/errors';
+import { validData } from './validation';
 import { newOp, opsFor, rebuild, requireFile, resolve, type WriteContext } from './context';
 import { amended } from '../lifecycle';
 
 export async function renameFile(ctx: WriteContext, rawId: string, filename: string): Promise<void> {
-  const parsed = FileUpdateInput.safeParse({ filename });
-  if (!parsed.success) throw new SyncInputError(`filename ${parsed.error.issues[0]?.message}`, 'filename');
+  validData(await ctx.validate.fileUpdate({ filename }), ({ message }) => new SyncInputError(`filename ${message}`, 'filename'));
   await ctx.write(async () => {
     const id = await resolve(ctx, rawId);
     await requireFile(ctx, id);

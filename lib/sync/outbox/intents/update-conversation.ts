@@ -1,6 +1,7 @@
 // The user changes a conversation (mute, archive, pin a message, …), or opens it.
-import { ConversationUpdateInput } from '../../../schemas';
+import type { ConversationUpdateInput } from '../../../schemas';
 import { SyncInputError } from '../../core/errors';
+import { validData } from './validation';
 import { getMeta } from '../../mirror/meta';
 import { newOp, opsFor, rebuild, requireConversation, resolve, type WriteContext } from './context';
 import { creates, isTempId, type ConversationPatch } from '../operations';
@@ -16,7 +17,7 @@ export async function updateConversation(
   // the pin once the upload has made the real message (remapOp swaps the id).
   const raw = (input ?? {}) as Record<string, unknown>;
   const localPin = typeof raw.pinned_message_id === 'string' && isTempId(raw.pinned_message_id) ? raw.pinned_message_id : null;
-  const patch = normalisePatch(localPin ? { ...raw, pinned_message_id: undefined } : input);
+  const patch = await normalisePatch(ctx, localPin ? { ...raw, pinned_message_id: undefined } : input);
   if (localPin) patch.pinned_message_id = localPin;
   if (Object.keys(patch).length === 0) return;
   const { db } = ctx;
@@ -54,14 +55,10 @@ export async function markOpened(ctx: WriteContext, id: string, atSeconds?: numb
   await updateConversation(ctx, id, { last_opened_at: atSeconds ?? Math.floor(ctx.now() / 1000) });
 }
 
-function normalisePatch(input: unknown): ConversationPatch {
-  const parsed = ConversationUpdateInput.safeParse(input);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new SyncInputError(issue?.message ?? 'invalid update', issue?.path.join('.'));
-  }
+async function normalisePatch(ctx: WriteContext, input: unknown): Promise<ConversationPatch> {
+  const data = validData(await ctx.validate.conversationUpdate(input), ({ message, path }) => new SyncInputError(message, path));
   const patch: ConversationPatch = {};
-  for (const [key, value] of Object.entries(parsed.data)) {
+  for (const [key, value] of Object.entries(data)) {
     if (value !== undefined) (patch as Record<string, unknown>)[key] = value;
   }
   return patch;

@@ -1,6 +1,6 @@
 // The user uploads a file into a conversation (or onto a message of it). The bytes are copied into
 // IndexedDB (chunks.ts) with the queued operation, and stay there until the server has them.
-import { ID_PATTERN, filenameProblem } from '../../../schemas';
+import { ID_PATTERN, filenameProblem } from '../../../name-rules';
 import { SyncInputError } from '../../core/errors';
 import { freeBytes, isQuotaError, uploadTooBig } from '../../core/storage';
 import { newOp, rebuild, requireConversation, resolve, type WriteContext } from './context';

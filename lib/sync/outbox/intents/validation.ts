@@ -1,0 +1,21 @@
+// What the intents ask of the user's input before they queue it: the API's own input schemas
+// (lib/schemas.ts), run where zod is loaded anyway. On the page that is the sync worker (the
+// page's write path then never evaluates zod: alone it was a 150-350 ms task of the main thread
+// with the CPU slowed 4×, issue 30); in tests and in the worker, ../validate-input.ts directly.
+import type { ConversationCreateInput, ConversationUpdateInput, FileUpdateInput } from '../../../schemas';
+import { SyncInputError } from '../../core/errors';
+
+/** The parsed input, or its first problem (`path`: the field, dotted). */
+export type Validated<T> = { ok: true; data: T } | { ok: false; message: string; path: string };
+
+export interface InputValidators {
+  conversationCreate(input: unknown): Promise<Validated<ConversationCreateInput>>;
+  conversationUpdate(input: unknown): Promise<Validated<ConversationUpdateInput>>;
+  fileUpdate(input: unknown): Promise<Validated<FileUpdateInput>>;
+}
+
+/** The data, or the problem thrown as the SyncInputError the UI shows (`describe` words it). */
+export function validData<T>(result: Validated<T>, describe: (problem: { message: string; path: string }) => SyncInputError): T {
+  if (result.ok) return result.data;
+  throw describe(result);
+}
