@@ -6,7 +6,7 @@
 //
 // Load it with: new Worker(new URL('../workers/sync.worker.ts', import.meta.url), { type: 'module' })
 import * as Comlink from 'comlink';
-import { createSealer, databaseLock, inputValidators, UNSENT_STATES, type MirrorKeys, openSyncDb, setSealer, type OpenTabChannel, type ParleyDb, resumableUploads, storeBackgroundAccess, SyncEngine, type SyncReport, whoAmI, type WhoAmI } from '../lib/sync/worker';
+import { createSealer, databaseLock, type InputValidators, loadInputValidators, UNSENT_STATES, type MirrorKeys, openSyncDb, setSealer, type OpenTabChannel, type ParleyDb, resumableUploads, storeBackgroundAccess, SyncEngine, type SyncReport, whoAmI, type WhoAmI } from '../lib/sync/worker';
 import { databaseChunkFiles } from '../lib/offline/file-bytes';
 import type { ConnectionLike } from '../lib/offline/policy';
 import { startSealedDownloads, type SealedDownloads } from '../lib/offline/sealed-downloads';
@@ -91,6 +91,7 @@ const api = {
       upload: typeof XMLHttpRequest === 'function' ? xhrUpload : undefined,
     });
     engine.start();
+    void loadInputValidators().catch(() => {});
     baseUrl = config.baseUrl;
     shareToken();
     if (self.navigator?.onLine === false) void engine.setOnline(false);
@@ -145,9 +146,14 @@ const api = {
 
   /**
    * The page's input checks (lib/sync/outbox/intents/validation.ts): the API's zod schemas, loaded
-   * here anyway; on the page their evaluation was a long task of the main thread. Needs no start.
+   * here anyway; on the page their evaluation was a long task of the main thread. Needs no start
+   * (they load after it, or on first use).
    */
-  inputs: Comlink.proxy(inputValidators),
+  inputs: Comlink.proxy<InputValidators>({
+    conversationCreate: async (input) => (await loadInputValidators()).conversationCreate(input),
+    conversationUpdate: async (input) => (await loadInputValidators()).conversationUpdate(input),
+    fileUpdate: async (input) => (await loadInputValidators()).fileUpdate(input),
+  }),
 
   /** A fresh token after "sign in again": resumes a sync paused by a 401. */
   async setToken(next: string | null): Promise<void> {

@@ -32,9 +32,11 @@ const BACKGROUND_BUDGET_KIB = 70;
  * opening, the downloads' wait for the outbox) measured 1,470 KiB (CI rehearsal ci48). The
  * sign-out dialog in a chunk of its own (the first screen's JavaScript 121 B gzipped lighter) and
  * the first rows shown before the sync worker has started (issue 30) measured 1,472.5 KiB; the page's
- * input checks moved into the sync worker (no zod in the page's chunks) 1,468.9 KiB.
+ * input checks moved into the sync worker (no zod in the page's chunks) 1,468.9 KiB, and loaded
+ * there after its start (a chunk of its own, sharing less: the worker's start no longer waits for
+ * zod's classic build) 1,477.2 KiB.
  */
-const PRECACHE_BUDGET_KIB = 1_470;
+const PRECACHE_BUDGET_KIB = 1_478;
 /** What pdf.js's code contains wherever the bundler put it (scripts/precache-shell.mjs). */
 const PDF_JS = /\bGlobalWorkerOptions\b|\bWorkerMessageHandler\b/;
 
