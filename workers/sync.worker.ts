@@ -145,9 +145,9 @@ const api = {
   },
 
   /**
-   * The page's input checks (lib/sync/outbox/intents/validation.ts): the API's zod schemas, loaded
-   * here anyway; on the page their evaluation was a long task of the main thread. Needs no start
-   * (they load after it, or on first use).
+   * The page's input checks (lib/sync/outbox/intents/validation.ts): the API's zod schemas, which
+   * the page does not evaluate (on its main thread they were a long task). Loaded after the start,
+   * or on first use; they need no start.
    */
   inputs: Comlink.proxy<InputValidators>({
     conversationCreate: async (input) => (await loadInputValidators()).conversationCreate(input),

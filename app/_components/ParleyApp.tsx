@@ -159,11 +159,11 @@ function SignedIn({
 
   useEffect(() => {
     let cancelled = false;
-    // Was the database cleared by the browser? (A notice, then.) Checked before the worker fills it,
-    // with the connection's own database, and at once, so the check reads its marker
-    // before the list's MirrorNotice can write it. The list shows what the database holds meanwhile:
-    // it does not wait for the worker's code.
-    // The token at start; later tokens reach the worker through setToken (below).
+    // Was the database cleared by the browser? (A notice, then.) Checked with the connection's own
+    // database before the worker fills it, and at once: the check reads its marker before the
+    // list's MirrorNotice can write it. The list shows what the database holds meanwhile; it does
+    // not wait for the worker's code. The token at start; later tokens reach the worker through
+    // setToken (below).
     const c = connectSync({ database, baseUrl: window.location.origin, token: session.token }, (db) => checkMirror(device(), database, db).catch(() => null));
     setConnection(c);
     c.started.then(

@@ -34,7 +34,7 @@ export function connectSync(options: { database: string; baseUrl: string; token:
   const db = openSyncDb(options.database, { chromeTransactionDurability: 'strict' });
   // Loaded on the first write: the first screen only reads (see lazy-client.ts).
   const client = createLazySyncClient(db, {
-    // In the worker, where zod is loaded anyway (intents/validation.ts); asked before it has started too.
+    // In the worker, not on the page (intents/validation.ts); they may be asked before it has started.
     validate: worker.inputs,
     onLocalWrite: () => {
       void worker.requestSync();

@@ -1,9 +1,9 @@
 // What the intents ask of the user's input before they queue it: the API's own input schemas
-// (lib/schemas.ts), run where zod is loaded anyway. On the page that is the sync worker (the
-// page's write path then never evaluates zod: alone it was a 150-350 ms task of the main thread
-// with the CPU slowed 4×, issue 30); in tests and in the worker, ../validate-input.ts directly.
+// (lib/schemas.ts). On the page they run in the sync worker, which loads them after its start:
+// evaluated on the page, zod was a 150-350 ms task of the main thread with the CPU slowed 4×
+// (issue 30). In tests and benches, ../validate-input.ts directly.
 import type { ConversationCreateInput, ConversationUpdateInput, FileUpdateInput } from '../../../schemas';
-import { SyncInputError } from '../../core/errors';
+import type { SyncInputError } from '../../core/errors';
 
 /** The parsed input, or its first problem (`path`: the field, dotted). */
 export type Validated<T> = { ok: true; data: T } | { ok: false; message: string; path: string };
