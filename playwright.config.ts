@@ -57,7 +57,7 @@ const LOCKED_SPECS = ['offline', 'account', 'live', 'tabs', 'resumable-upload', 
  * Specs that check one thing in one viewport run in one project only (never skipped): what a
  * phone does (touch, a phone's first screen, the lock and sign-in flows a phone goes through) …
  */
-const PHONE_ONLY = ['volume', 'one-pane', 'list-touch', 'background-sync', 'reconnect', 'sso', 'wipe', 'lock'];
+const PHONE_ONLY = ['boot-shell', 'volume', 'one-pane', 'list-touch', 'background-sync', 'reconnect', 'sso', 'wipe', 'lock'];
 /** … what only a desktop has (many tabs, the profile on disk, `npm start` itself) … */
 const DESKTOP_ONLY = ['disk-scan', 'two-pane', 'sealed-offline', 'route-handlers', 'start', 'tabs', 'many-tabs'];
 /**

@@ -1,5 +1,7 @@
 import type { Metadata, Viewport } from 'next';
 import type { ReactNode } from 'react';
+import { bootScript } from '@/lib/view/boot-view';
+import { LOCK_KEY, TOKEN_KEY } from '@/lib/view/lock/device-lock';
 import './globals.css';
 
 export const metadata: Metadata = {
@@ -23,7 +25,12 @@ export const viewport: Viewport = {
 
 export default function RootLayout({ children }: { children: ReactNode }) {
   return (
-    <html lang="en">
+    // data-boot is the inline script's (boot-view.ts), set before React hydrates.
+    <html lang="en" suppressHydrationWarning>
+      <head>
+        {/* Chooses what the page shows before its scripts run (BootShell): first, so no paint comes before it. */}
+        <script dangerouslySetInnerHTML={{ __html: bootScript({ token: TOKEN_KEY, lock: LOCK_KEY }) }} />
+      </head>
       <body>{children}</body>
     </html>
   );

@@ -1,7 +1,7 @@
 'use client';
 // The app: sign-in, the signed-in session (the sync worker and the user's local database), and
 // the screens. Which database, whose token, and what sign-out removes: lib/view/session.ts.
-import { lazy, Suspense, useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { lazy, Suspense, useCallback, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
 // Modules, not the '@/lib/sync' index: the bundler keeps all it re-exports (the engine too).
 import { connectSync, type SyncConnection } from '@/lib/sync/connect';
 import { loadClientModule, readSyncStatus } from '@/lib/sync/page';
@@ -66,7 +66,8 @@ function device(): DeviceDeps {
   };
 }
 
-export function ParleyApp() {
+/** `boot`: what the page shows until the session is known (BootShell, from the server). */
+export function ParleyApp({ boot }: { boot: ReactNode }) {
   const [session, setSession] = useState<LocalSession | null | undefined>(undefined);
   const [notice, setNotice] = useState<string | null>(null);
   // Locked, unlocked, set up: the session follows what the vault holds. (Not a token's removal: a
@@ -101,7 +102,7 @@ export function ParleyApp() {
     window.addEventListener('storage', onStorage);
     return () => window.removeEventListener('storage', onStorage);
   }, []);
-  if (session === undefined) return <p className="empty">Loading…</p>;
+  if (session === undefined) return boot;
   return (
     <>
       <UpdatePrompt />
@@ -128,6 +129,7 @@ export function ParleyApp() {
         <SignedIn
           key={session.database}
           session={session}
+          boot={boot}
           onSessionChange={setSession}
           onSignedOut={(message) => {
             vault().reset();
@@ -144,10 +146,13 @@ export function ParleyApp() {
 
 function SignedIn({
   session,
+  boot,
   onSessionChange,
   onSignedOut,
 }: {
   session: LocalSession;
+  /** Shown while the connection opens (a moment: connectSync returns at once). */
+  boot: ReactNode;
   onSessionChange(next: LocalSession): void;
   onSignedOut(message: string): void;
 }) {
@@ -228,7 +233,7 @@ function SignedIn({
   );
 
   if (failure) return <p className="error" role="alert">The local database could not be opened: {failure}</p>;
-  if (!sessionValue) return <p className="empty">Opening your data…</p>;
+  if (!sessionValue) return boot;
   return (
     <SessionContext.Provider value={sessionValue}>
       <SyncStatusProvider>

@@ -7,13 +7,13 @@ import type { DexieOptions } from 'dexie';
 import { addReports, anonymousDatabaseName, type CheckFailure, type FetchLike, forgetOpenedFiles, legacyDatabaseName, loadIdentity, NOTHING_REMOVED, openSyncDb, type ParleyDb, queuedChangeCount, type RemovalReport, removeDatabase, userDatabaseName, type WhoAmI } from '../sync/page';
 import { entryFor, readRegistry, register, unregister, type LocalDatabase, type StorageLike } from './device';
 import { countOf as plural, humanSize } from './format';
+import { TOKEN_KEY } from './lock/device-lock';
 
 export type { StorageLike } from './device';
 
 // The identity checks validate answers with the shared zod schemas: loaded (loadIdentity) when a
 // check is due (signing in, or a database whose owner is unknown), not with the first screen.
 
-const TOKEN_KEY = 'parley:token';
 const DATABASE_KEY = 'parley:database';
 
 export interface LocalSession {

@@ -10,7 +10,8 @@ import type { KeyWrap } from './keys';
 export const LOCK_KEY = 'parley:lock';
 export const POLICY_KEY = 'parley:policy';
 export const REACHED_KEY = 'parley:reached';
-const TOKEN_KEY = 'parley:token';
+/** The session's token (session.ts): in clear only while no lock exists or is asked for. */
+export const TOKEN_KEY = 'parley:token';
 
 export interface LockRecord {
   v: 1;
