@@ -29,7 +29,6 @@ import { prefetchWhenIdle } from './preload';
 import { loadRowMenuSheet } from './RowMenu';
 import { hrefFor, navigate, useRoute, type Route } from './router';
 import { SessionContext, type Session } from './session-context';
-import { SignIn } from './SignIn';
 import { loadFailedChanges, StatusBar, SyncStatusProvider, useSyncStatus } from './StatusBar';
 import { UpdatePrompt } from './UpdatePrompt';
 import { useWide } from './useNarrow';
@@ -46,6 +45,9 @@ const DevicesScreen = lazy(() => import('./DevicesScreen').then((m) => ({ defaul
 // The viewer's own chunk; pdf.js and the FHIR/HL7 views load from it only for a file of their kind.
 const loadFileScreen = () => import('./viewer/FileScreen');
 const FileScreen = lazy(() => loadFileScreen().then((m) => ({ default: m.FileScreen })));
+// The sign-in form: not the signed-in first screen's (the page shows BootShell's sign-in head meanwhile).
+const loadSignIn = () => import('./SignIn');
+const SignIn = lazy(() => loadSignIn().then((m) => ({ default: m.SignIn })));
 const loadSignOutDialog = () => import('./SignOutDialog');
 const SignOutDialog = lazy(() => loadSignOutDialog().then((m) => ({ default: m.SignOutDialog })));
 
@@ -108,23 +110,25 @@ export function ParleyApp({ boot }: { boot: ReactNode }) {
       <UpdatePrompt />
       <DeviceLock vault={vault()} erase={erase} userName={() => 'Parley on this device'}>
       {session === null ? (
-        <SignIn
-          notice={notice}
-          pairCode={pairCode}
-          onSubmit={async (token) => {
-            // The policy before the sign-in completes: a device that must lock never keeps the token in clear.
-            const policy = await fetchPolicy(fetch, window.location.origin);
-            if (policy) {
-              window.localStorage.setItem(POLICY_KEY, JSON.stringify(policy));
-              vault().requireLock(policy.lockAfterMs > 0);
-            }
-            const result = await signIn(device(), token);
-            if (!result.ok) return signInProblem(result);
-            setNotice(null);
-            setSession(result.session);
-            return null;
-          }}
-        />
+        <Suspense fallback={boot}>
+          <SignIn
+            notice={notice}
+            pairCode={pairCode}
+            onSubmit={async (token) => {
+              // The policy before the sign-in completes: a device that must lock never keeps the token in clear.
+              const policy = await fetchPolicy(fetch, window.location.origin);
+              if (policy) {
+                window.localStorage.setItem(POLICY_KEY, JSON.stringify(policy));
+                vault().requireLock(policy.lockAfterMs > 0);
+              }
+              const result = await signIn(device(), token);
+              if (!result.ok) return signInProblem(result);
+              setNotice(null);
+              setSession(result.session);
+              return null;
+            }}
+          />
+        </Suspense>
       ) : (
         <SignedIn
           key={session.database}
@@ -174,7 +178,7 @@ function SignedIn({
     c.started.then(
       () => {
         if (cancelled) return;
-        const preloaded = prefetchWhenIdle([loadConversationScreen, loadFilesScreen, loadFileScreen, loadClientModule, loadNewConversationForm, loadFailedChanges, loadRowMenuSheet, loadSignOutDialog]);
+        const preloaded = prefetchWhenIdle([loadConversationScreen, loadFilesScreen, loadFileScreen, loadClientModule, loadNewConversationForm, loadFailedChanges, loadRowMenuSheet, loadSignOutDialog, loadSignIn]);
         // Benchmarks and browser tests drive the same client and worker the UI uses.
         if (window.localStorage.getItem('parley:expose') === '1') Object.assign(window, { parley: c, parleyPreloaded: preloaded });
         // Through the worker: on the page the check would load zod with the first screen.

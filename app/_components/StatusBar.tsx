@@ -7,7 +7,6 @@ import { readSyncStatus, type ParleyDb, type SyncStatus } from '@/lib/sync/page'
 import { statusLabel } from '@/lib/view/status-label';
 import { groupedNumber, relativeTime } from '@/lib/view/format';
 import { Dialog } from './Dialog';
-import { SignIn } from './SignIn';
 import { useSession, useSyncNow } from './session-context';
 import { UploadProgressSummary, useUploadProgress } from './UploadProgress';
 
@@ -15,6 +14,8 @@ import { UploadProgressSummary, useUploadProgress } from './UploadProgress';
 // prefetch, so it is there offline without a service worker); the first screen does without it.
 export const loadFailedChanges = () => import('./FailedChanges');
 const FailedList = lazy(() => loadFailedChanges().then((m) => ({ default: m.FailedList })));
+// Asked for only when the server refuses the token (prefetched with the others by ParleyApp).
+const SignIn = lazy(() => import('./SignIn').then((m) => ({ default: m.SignIn })));
 
 // One read of the status for the whole app: the pill, the first sync's progress line
 // (SyncProgress) and the screens that show it render from the same value in the same commit, so
@@ -109,7 +110,9 @@ export function StatusBar() {
       </button>
       {status.needsSignIn && (
         <Dialog title="Sign in again" open onClose={() => {}}>
-          <SignIn again onSubmit={signInAgain} onSignOut={signOut} />
+          <Suspense fallback={<p className="empty">Loading…</p>}>
+            <SignIn again onSubmit={signInAgain} onSignOut={signOut} />
+          </Suspense>
         </Dialog>
       )}
       <Dialog title="Changes the server refused" open={showFailed && anyFailed} onClose={() => setShowFailed(false)}>

@@ -10,7 +10,7 @@
 // sync (`onRefresh`).
 import { rowSortingFeature, tableFeatures, useTable, type ColumnDef, type SortingState } from '@tanstack/react-table';
 import { useVirtualizer } from '@tanstack/react-virtual';
-import { useCallback, useEffect, useRef, type ReactNode } from 'react';
+import { useCallback, useEffect, useRef, useState, type ReactNode } from 'react';
 import { useNarrow } from './useNarrow';
 import { PullToRefresh } from './PullToRefresh';
 
@@ -71,6 +71,10 @@ export function VirtualTable<Row extends { id: string }>({
   });
   const model = table.getRowModel().rows;
   const scroller = useRef<HTMLDivElement>(null);
+  // The rows on screen first; those just outside it (the overscan, there so a scroll finds them
+  // drawn) once the first ones are painted: on the first screen they were 8 of 19 rows rendered
+  // before anything showed (issue 30).
+  const [overscan, setOverscan] = useState(0);
   // Measured sizes belong to a row, not to a place in the list: when rows move (a pin, a new
   // order, a search), a row keeps its height and the one now in its place is not given it.
   const getItemKey = useCallback((index: number) => rows[index - start]?.id ?? `at-${index}`, [rows, start]);
@@ -88,9 +92,22 @@ export function VirtualTable<Row extends { id: string }>({
       if (box) return Math.round(box.blockSize);
       return instance.itemSizeCache.get(instance.options.getItemKey(instance.indexFromElement(element))) ?? rowHeight;
     },
-    overscan: OVERSCAN,
+    overscan,
   });
   const items = virtual.getVirtualItems();
+  const shown = items.length > 0;
+  useEffect(() => {
+    if (!shown || overscan === OVERSCAN) return;
+    // After the frame that paints them (a rAF runs before it, the timeout after it).
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const frame = requestAnimationFrame(() => {
+      timer = setTimeout(() => setOverscan(OVERSCAN));
+    });
+    return () => {
+      cancelAnimationFrame(frame);
+      clearTimeout(timer);
+    };
+  }, [shown, overscan]);
   const first = items[0]?.index ?? 0;
   const last = items.at(-1)?.index ?? 0;
   const report = useRef(onVisibleRange);

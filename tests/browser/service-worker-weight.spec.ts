@@ -34,9 +34,10 @@ const BACKGROUND_BUDGET_KIB = 70;
  * the first rows shown before the sync worker has started (issue 30) measured 1,472.5 KiB; the page's
  * input checks moved into the sync worker (no zod in the page's chunks) 1,468.9 KiB, and loaded
  * there after its start (a chunk of its own, sharing less: the worker's start no longer waits for
- * zod's classic build) 1,477.2 KiB.
+ * zod's classic build) 1,477.2 KiB. The sign-in form in a chunk of its own (issue 30: the signed-in
+ * first screen 0.7 KiB gzipped lighter; the page's HTML shows the sign-in head meanwhile) 1,478.1 KiB.
  */
-const PRECACHE_BUDGET_KIB = 1_478;
+const PRECACHE_BUDGET_KIB = 1_478.5;
 /** What pdf.js's code contains wherever the bundler put it (scripts/precache-shell.mjs). */
 const PDF_JS = /\bGlobalWorkerOptions\b|\bWorkerMessageHandler\b/;
 

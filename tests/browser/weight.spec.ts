@@ -39,9 +39,11 @@ import { accessibilityViolations, api, expectAllSynced, openConversation, signIn
  * stalled with its countdown), and the failed count inside the pill. Issue 28's bytes sealed with
  * WebCrypto added 0.5 KiB (213.9 → 214.4, measured on CI): the seal middleware, on the first
  * screen, keeps a pre-sealed field beside the row's seal (SealedBytes), and the list's thumbnails
- * read a queued upload's bytes through its owner (outbox/chunks.ts queuedUploadBytes).
+ * read a queued upload's bytes through its owner (outbox/chunks.ts queuedUploadBytes). Issue 30 took
+ * the sign-in form off it (a chunk of its own, loaded when signed out or asked to sign in again):
+ * 214.5 → 213.8, with the list's overscan rows rendered after its first paint.
  */
-const FIRST_LOAD_BUDGET_KIB = 214.5;
+const FIRST_LOAD_BUDGET_KIB = 214;
 
 
 
