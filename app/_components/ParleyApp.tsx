@@ -1,7 +1,7 @@
 'use client';
 // The app: sign-in, the signed-in session (the sync worker and the user's local database), and
 // the screens. Which database, whose token, and what sign-out removes: lib/view/session.ts.
-import { lazy, Suspense, useCallback, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
+import { lazy, startTransition, Suspense, useCallback, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
 // Modules, not the '@/lib/sync' index: the bundler keeps all it re-exports (the engine too).
 import { connectSync, type SyncConnection } from '@/lib/sync/connect';
 import { loadClientModule, readSyncStatus } from '@/lib/sync/page';
@@ -95,7 +95,8 @@ export function ParleyApp({ boot }: { boot: ReactNode }) {
     }
     const resumed = resumeSession(device());
     if (pair && !resumed) setPairCode(pair);
-    setSession(resumed);
+    // The app's first render after hydration (BootShell stays on screen meanwhile), in slices.
+    startTransition(() => setSession(resumed));
     void finishRemovals(device()).catch(() => {});
     // Another tab signed in again, signed out, or signed in as someone else: follow it.
     const onStorage = (event: StorageEvent) => {
@@ -174,7 +175,7 @@ function SignedIn({
     // not wait for the worker's code. The token at start; later tokens reach the worker through
     // setToken (below).
     const c = connectSync({ database, baseUrl: window.location.origin, token: session.token }, (db) => checkMirror(device(), database, db).catch(() => null));
-    setConnection(c);
+    startTransition(() => setConnection(c));
     c.started.then(
       () => {
         if (cancelled) return;

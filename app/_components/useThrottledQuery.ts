@@ -6,7 +6,7 @@
 // per interval while commits keep coming, so the screens stay current without competing with the
 // sync for IndexedDB.
 import { Dexie, type ObservabilitySet } from 'dexie';
-import { useEffect, useRef, useState } from 'react';
+import { startTransition, useEffect, useRef, useState } from 'react';
 
 export function useThrottledQuery<T>(
   db: Dexie,
@@ -42,7 +42,10 @@ export function useThrottledQuery<T>(
         const key = keyOf ? keyOf(result) : null;
         if (cancelled || (key !== null && key === shownKey.current)) return;
         shownKey.current = key;
-        setValue(() => result);
+        // A transition: React renders the new rows in slices that yield to input and paint (a
+        // list's first render was one task of 100-300 ms at 4× CPU, most of the first screen's
+        // blocking time), where an update from a promise would otherwise render in one go.
+        startTransition(() => setValue(() => result));
       } catch {
         // The database is closing (sign-out) or was deleted: keep what is shown.
       } finally {
