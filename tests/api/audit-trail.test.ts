@@ -72,6 +72,25 @@ describe.skipIf(elsewhere)('the audit trail’s group commit', () => {
     expect(ids).toEqual(Array.from({ length: 1200 }, (_, i) => read(i).objectId));
   });
 
+  it('rows queued while a group is being written go with the next one, once that is answered: each enqueue still resolves on its commit', async () => {
+    const opened = await open();
+    const trail = trailOn(opened);
+    const first = trail.enqueue(read(0));
+    const later: Promise<void>[] = [];
+    // Turns of the event loop while the first group is with the writer.
+    for (let i = 1; i <= 30; i++) {
+      await new Promise((resolve) => setImmediate(resolve));
+      later.push(trail.enqueue(read(i)));
+    }
+    await first;
+    for (const [i, queued] of later.entries()) {
+      await queued;
+      expect(await count(opened)).toBeGreaterThanOrEqual(i + 2);
+    }
+    const ids = (await opened.db.selectFrom('audit').select('object_id').orderBy('seq').execute()).map((r) => r.object_id);
+    expect(ids).toEqual(Array.from({ length: 31 }, (_, i) => read(i).objectId));
+  });
+
   it.runIf(!postgres)('SQLite: request-thread transactions and the writer thread take turns (no busy error, nothing lost)', async () => {
     const opened = await open();
     const trail = trailOn(opened);

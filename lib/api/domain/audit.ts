@@ -143,15 +143,21 @@ class Group {
 /**
  * The group commit of reads (and of writes that changed nothing), and the retention prune.
  *
- * The rows queued in one turn of the event loop form a group, handed to the writer (SQLite: a
- * thread of its own, which writes groups in order; PostgreSQL: the pool) in INSERTs of up to
- * FLUSH_ROWS rows. `enqueue` resolves once its row is
+ * The rows queued while no group is being written form a group, handed to the writer (SQLite: a
+ * thread of its own; PostgreSQL: the pool) in INSERTs of up to FLUSH_ROWS rows; the rows queued
+ * while it is written go together once it is answered. `enqueue` resolves once its row is
  * committed, and the service sends the answer only then, so no read's answer leaves the server
  * before its record is as durable as a write's (see the top of this file). What this costs the
  * request thread per row is one array in a list: one promise serves the whole group.
  */
 export class AuditTrail {
   private group = new Group();
+  /**
+   * A group is with the writer: the next one waits for its answer. Handing every turn's group
+   * over at once cost a commit and a message to the thread per request under a steady load (one
+   * request starts per turn: http/fair-share.ts); waiting lets the rows of the meantime share one.
+   */
+  private writing = false;
   /** Groups handed to the writer and not yet answered (it writes them in order). */
   private readonly inFlight = new Set<Promise<void>>();
   /** Rows the database refused, written at the next try (no answer waits for them). */
@@ -194,10 +200,9 @@ export class AuditTrail {
       return Promise.resolve();
     }
     this.group.rows.push(row);
-    // The rows of this turn of the event loop together: the first one schedules the group. It is
-    // handed to the writer then, even while an earlier group is being written (the writer takes
-    // them in order): its answers wait for its own commit, not for a turn to be handed over.
-    if (this.group.rows.length === 1) setImmediate(() => this.send());
+    // The rows of this turn of the event loop together: the first one schedules the group, unless
+    // a group is being written (the end of that write hands this one over).
+    if (this.group.rows.length === 1 && !this.writing) setImmediate(() => this.send());
     return this.group.committed;
   }
 
@@ -208,12 +213,17 @@ export class AuditTrail {
     while (this.inFlight.size > 0) await Promise.all([...this.inFlight]);
   }
 
-  /** Hands the group gathered so far to the writer. */
+  /** Hands the group gathered so far to the writer, unless one is with it (its end calls this again). */
   private send(): void {
     const group = this.group;
-    if (group.rows.length === 0) return;
+    if (group.rows.length === 0 || this.writing) return;
     this.group = new Group();
-    this.track(group.rows, () => group.settle());
+    this.writing = true;
+    this.track(group.rows, () => {
+      group.settle();
+      this.writing = false;
+      this.send();
+    });
   }
 
   /** The rows kept from refused tries, again. */
