@@ -37,6 +37,8 @@ const PURGE_MS = 5 * 60_000;
 /** The longest a repeat refusal is held before it is answered (see `consume`). */
 const MAX_HOLD_MS = 1000;
 const MAX_TOLD = 100_000;
+/** Authorization headers whose bucket key is remembered (as many as the Authenticator's cache holds tokens). */
+const TOKEN_KEYS_MAX = 10_000;
 
 /** A limit as RateLimit-Policy states it: `quota` requests per `window` seconds, and the reserve beyond it. */
 export interface QuotaPolicy {
@@ -93,24 +95,43 @@ export function rateLimited(msBeforeNext: number, what: 'token' | 'address', pol
  */
 export function rateLimitFields(readings: readonly QuotaReading[]): Record<string, string> {
   if (readings.length === 0) return {};
-  const policy = ({ name, quota, window, reserve }: QuotaPolicy) =>
-    `"${name}";q=${quota};w=${window}${reserve ? `;parley-reserve=${reserve.quota};parley-reserve-w=${reserve.window}` : ''}`;
-  return {
-    'RateLimit-Policy': readings.map((r) => policy(r.policy)).join(', '),
-    RateLimit: readings.map((r) => `"${r.policy.name}";r=${r.remaining};t=${r.seconds}`).join(', '),
-  };
+  return { 'RateLimit-Policy': policyField(readings), RateLimit: standingField(readings) };
 }
+
+/** A policy's item: the same text for every answer counted against it, so written once. */
+const policyItems = new WeakMap<QuotaPolicy, string>();
+function policyItem(policy: QuotaPolicy): string {
+  let item = policyItems.get(policy);
+  if (item === undefined) {
+    const { name, quota, window, reserve } = policy;
+    item = `"${name}";q=${quota};w=${window}${reserve ? `;parley-reserve=${reserve.quota};parley-reserve-w=${reserve.window}` : ''}`;
+    policyItems.set(policy, item);
+  }
+  return item;
+}
+
+const policyField = (readings: readonly QuotaReading[]) => (readings.length === 1 ? policyItem(readings[0].policy) : readings.map((r) => policyItem(r.policy)).join(', '));
+const standingField = (readings: readonly QuotaReading[]) => readings.map((r) => `"${r.policy.name}";r=${r.remaining};t=${r.seconds}`).join(', ');
 
 /**
  * Adds the fields to an answer that may carry some already (a proxied upstream's): both are
  * Lists, so this instance's items are appended to the upstream's, whatever their case.
  */
 export function addRateLimitFields(headers: Record<string, string>, readings: readonly QuotaReading[]): void {
-  for (const [name, value] of Object.entries(rateLimitFields(readings))) {
-    const present = Object.keys(headers).find((key) => key.toLowerCase() === name.toLowerCase());
-    if (present === undefined) headers[name] = value;
-    else headers[present] = `${headers[present]}, ${value}`;
+  if (readings.length === 0) return;
+  appendListField(headers, 'RateLimit-Policy', policyField(readings));
+  appendListField(headers, 'RateLimit', standingField(readings));
+}
+
+function appendListField(headers: Record<string, string>, name: string, value: string): void {
+  const lower = name.toLowerCase();
+  for (const key in headers) {
+    if (key.length === name.length && key.toLowerCase() === lower) {
+      headers[key] = `${headers[key]}, ${value}`;
+      return;
+    }
   }
+  headers[name] = value;
 }
 
 /** The token of `Authorization: Bearer <token>` as the Authenticator reads it, or null. */
@@ -125,6 +146,28 @@ function bearerToken(header: string | null): string | null {
 /** Never the token itself as a key (it would sit in the database): a hash of it. */
 export function tokenKey(token: string): string {
   return createHash('sha256').update(token).digest('base64url').slice(0, 32);
+}
+
+/**
+ * The bucket key of each Authorization header seen lately: a client sends the same header on
+ * every request, and its SHA-256 was most of what counting one cost. A pure function of the
+ * header, so there is nothing to invalidate (a revoked token is refused before it is counted);
+ * bounded like the other per-key maps here.
+ */
+class TokenKeys {
+  private readonly keys = new Map<string, string | null>();
+
+  of(authorization: string | null): string | null {
+    if (!authorization) return null;
+    let key = this.keys.get(authorization);
+    if (key === undefined) {
+      const token = bearerToken(authorization);
+      key = token === null ? null : tokenKey(token);
+      if (this.keys.size >= TOKEN_KEYS_MAX) this.keys.clear();
+      this.keys.set(authorization, key);
+    }
+    return key;
+  }
 }
 
 /**
@@ -195,6 +238,7 @@ export class RateLimiter {
 
   private readonly prefix: string;
   private readonly advertise: boolean;
+  private readonly tokenKeys = new TokenKeys();
 
   private constructor(
     limits: RateLimits,
@@ -266,9 +310,9 @@ export class RateLimiter {
    * stands, for the answer's RateLimit fields (`rateLimitFields`).
    */
   async forToken(authorization: string | null, method = 'GET'): Promise<QuotaReading[]> {
-    const token = bearerToken(authorization);
-    if (!this.token || token === null) return [];
-    const key = tokenKey(token);
+    if (!this.token) return [];
+    const key = this.tokenKeys.of(authorization);
+    if (key === null) return [];
     const readings: QuotaReading[] = [];
     if (this.writes && WRITES.has(method)) readings.push(...(await this.consume(this.writes, key, 'token')));
     readings.push(...(await this.consume(this.token, key, 'token')));
