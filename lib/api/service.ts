@@ -361,7 +361,7 @@ export class ApiService {
     // What was not recorded with its change (reads, refusals, replays) is committed, with its
     // outcome, before the answer is sent (group commit: domain/audit.ts).
     const note = request.audit;
-    if (note && !note.recorded) await this.audit.enqueue({ ...note.entry, outcome: answer.status });
+    if (note && !note.recorded) await this.audit.enqueueWith(note.entry, answer.status);
     // Advertised up front, so that a client need not learn it from a replay.
     if (this.config.extensions.has('idempotency')) answer.headers.Idempotency = 'supported';
     // Every answer to a counted request says where the token stands (a 429 of the limit says it itself).
@@ -501,8 +501,20 @@ function auditAction(method: string, template: string, query: URLSearchParams): 
   }
 }
 
+/** objectType of each route template met so far (the table's: a few dozen). */
+const objectTypes = new Map<string, string>();
+
 /** The kind of record a route's path is about: /v1/conversations/{id} → conversation. */
 function objectType(template: string): string {
+  let type = objectTypes.get(template);
+  if (type === undefined) {
+    type = objectTypeOf(template);
+    objectTypes.set(template, type);
+  }
+  return type;
+}
+
+function objectTypeOf(template: string): string {
   const segments = template.split('/').filter((s) => s && s !== 'v1' && s !== 'stream' && !s.startsWith('{'));
   const last = segments[segments.length - 1] ?? '';
   return last.endsWith('s') ? last.slice(0, -1) : last;

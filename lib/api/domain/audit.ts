@@ -135,9 +135,19 @@ export interface AuditTrailOptions {
   log: Pick<Console, 'error'>;
 }
 
-function toTuple(entry: AuditEntry, now: number): AuditTuple {
-  const r = toRow(entry, now);
-  return [r.at, r.user_id, r.token_id, r.action, r.object_type, r.object_id, r.conversation_id, r.address, r.outcome];
+/** The row as the writer takes it, straight from the entry (no row object in between: one per read). */
+function toTuple(entry: Omit<AuditEntry, 'outcome'>, outcome: AuditEntry['outcome'], now: number): AuditTuple {
+  return [
+    entry.at ?? now,
+    entry.user,
+    entry.token,
+    entry.action,
+    entry.objectType ?? null,
+    entry.objectId ?? null,
+    entry.conversationId ?? null,
+    entry.address ?? null,
+    String(outcome),
+  ];
 }
 
 /** The rows of one group commit, and the answers that wait for it (one promise for them all). */
@@ -196,12 +206,17 @@ export class AuditTrail {
    * the row is kept and written by a later try, and the refusal is logged.
    */
   enqueue(entry: AuditEntry): Promise<void> {
+    return this.enqueueWith(entry, entry.outcome);
+  }
+
+  /** `enqueue` of an entry whose outcome is given apart (a request's note and its answer's status). */
+  enqueueWith(entry: Omit<AuditEntry, 'outcome'>, outcome: AuditEntry['outcome']): Promise<void> {
     if (!this.options.enabled || this.closed) return Promise.resolve();
     if (this.refused.length + this.group.rows.length >= MAX_PENDING) {
       this.dropped++;
       return Promise.resolve();
     }
-    const row = toTuple(entry, Date.now());
+    const row = toTuple(entry, outcome, Date.now());
     if (this.retry) {
       this.refused.push(row);
       return Promise.resolve();

@@ -125,7 +125,7 @@ export function addRateLimitFields(headers: Record<string, string>, readings: re
 
 function appendListField(headers: Record<string, string>, name: string, value: string): void {
   const lower = name.toLowerCase();
-  for (const key in headers) {
+  for (const key of Object.keys(headers)) {
     if (key.length === name.length && key.toLowerCase() === lower) {
       headers[key] = `${headers[key]}, ${value}`;
       return;

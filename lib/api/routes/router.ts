@@ -1,13 +1,15 @@
 // Finds a request's route in the table: first the path (by template), then the method.
 import type { z } from 'zod';
+import { ID_PATTERN } from '../../name-rules';
+import { Id } from '../../objects';
 import type { Route } from './route';
 
 interface PathEntry {
   template: string;
   segments: string[];
   routes: Route[];
-  /** The path's parameters checked here (a route with `missing`): their schema, and what a failing one is. */
-  check: z.ZodObject | null;
+  /** The path's parameters checked here (a route with `missing`): whether they pass their schema, and what a failing one is. */
+  check: ((params: Record<string, string>) => boolean) | null;
   missing: string | null;
 }
 
@@ -31,7 +33,7 @@ export class Router {
       entry.routes.push(route);
       if (route.missing && route.params && !entry.missing) {
         entry.missing = route.missing;
-        entry.check = route.params;
+        entry.check = paramsCheck(route.params, entry.segments);
       }
     }
   }
@@ -51,11 +53,25 @@ export class Router {
         return template === segment;
       });
       if (!matches) continue;
-      const failed = entry.check !== null && !entry.check.safeParse(params).success;
+      const failed = entry.check !== null && !entry.check(params);
       return { template: entry.template, routes: entry.routes, params, missing: failed ? entry.missing : null };
     }
     return null;
   }
+}
+
+/**
+ * Whether a path's parameters pass `schema`. A path whose one parameter is `{id}`, checked by
+ * `{ id: Id }` (every such path in the table), is tested with Id's own pattern: the same answer
+ * as the parse, without one per request.
+ */
+function paramsCheck(schema: z.ZodObject, segments: string[]): (params: Record<string, string>) => boolean {
+  const names = Object.keys(schema.shape);
+  const parameters = segments.filter((segment) => segment.startsWith('{'));
+  if (names.length === 1 && schema.shape.id === Id && parameters.length === 1 && parameters[0] === '{id}') {
+    return (params) => ID_PATTERN.test(params.id ?? '');
+  }
+  return (params) => schema.safeParse(params).success;
 }
 
 /** The route of `method` among a path's routes (else its `*` route), or null. */
