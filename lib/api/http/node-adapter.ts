@@ -29,16 +29,23 @@ export function fromNodeRequest(req: IncomingMessage, context: RequestContext = 
   };
 }
 
-export function writeNodeReply(res: ServerResponse, reply: ApiReply): void {
+/**
+ * Writes `reply` with its request's id (X-Request-Id). All of the headers in one writeHead, none
+ * set on `res` before: Node then validates and stores each header once, where a header set
+ * before made it take every other through setHeader as well.
+ */
+export function writeNodeReply(res: ServerResponse, reply: ApiReply, requestId: string): void {
   const body = reply.body;
+  const headers: Record<string, string | number> = { 'X-Request-Id': requestId, ...reply.headers };
   if (typeof body === 'string') {
-    res.writeHead(reply.status, { ...reply.headers, 'Content-Length': Buffer.byteLength(body) });
+    headers['Content-Length'] = Buffer.byteLength(body);
+    res.writeHead(reply.status, headers);
     res.end(body);
   } else if (body === null) {
-    res.writeHead(reply.status, reply.headers);
+    res.writeHead(reply.status, headers);
     res.end();
   } else {
-    res.writeHead(reply.status, reply.headers);
+    res.writeHead(reply.status, headers);
     pipeline(body, res).catch(() => res.destroy());
   }
 }

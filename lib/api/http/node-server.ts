@@ -203,7 +203,6 @@ export function createHttpServer(
     (req, res) => {
       const started = performance.now();
       const context: RequestContext = { id: requestId(req.headers['x-request-id']), user: null };
-      res.setHeader('X-Request-Id', context.id);
       state.responses.add(res);
       res.once('close', () => {
         state.responses.delete(res);
@@ -224,13 +223,13 @@ export function createHttpServer(
       if (refused) {
         // Answered and closed: nothing more is read from this connection.
         res.shouldKeepAlive = false;
-        writeNodeReply(res, errorReply(refused));
+        writeNodeReply(res, errorReply(refused), context.id);
         return;
       }
       if (state.draining) {
         // A request on a connection kept alive from before the shutdown: not taken.
         res.shouldKeepAlive = false;
-        writeNodeReply(res, errorReply(SHUTTING_DOWN));
+        writeNodeReply(res, errorReply(SHUTTING_DOWN), context.id);
         return;
       }
       limitBodyIdle(req, timeouts.bodyIdleTimeoutMs);
@@ -240,7 +239,7 @@ export function createHttpServer(
             (reply) => {
               if (!res.destroyed) {
                 if (state.draining) res.shouldKeepAlive = false;
-                return writeNodeReply(res, reply);
+                return writeNodeReply(res, reply, context.id);
               }
               // The connection is gone (cut off by a timeout, or the client left): only let go of the body.
               if (reply.body instanceof Readable) reply.body.destroy();
@@ -248,10 +247,11 @@ export function createHttpServer(
             () => res.destroy(),
           ),
         );
-      } else if (fallback) {
-        track(Promise.resolve(fallback(req, res)).catch(() => res.destroy()));
       } else {
-        res.writeHead(404, { 'Content-Type': 'text/plain' }).end('Not found');
+        // Next writes its answers itself: the id is set on the response before it does.
+        res.setHeader('X-Request-Id', context.id);
+        if (fallback) track(Promise.resolve(fallback(req, res)).catch(() => res.destroy()));
+        else res.writeHead(404, { 'Content-Type': 'text/plain' }).end('Not found');
       }
     },
   );
