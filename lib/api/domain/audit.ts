@@ -24,6 +24,7 @@ import { sql, type Selectable } from 'kysely';
 import { sqliteFileOf, type AuditTableRow, type Db, type DialectName } from '../storage/db';
 import { connectionAuditWriter, poolAuditWriter, threadAuditWriter, withFallback, type AuditTuple, type AuditWriter } from '../storage/audit-writer';
 import type { ApiResult } from '../result';
+import { prepare, type Prepared } from '../storage/prepared';
 import { fieldOf } from '../../records';
 
 export const AUDIT_ACTIONS = ['list', 'read', 'download', 'create', 'update', 'delete', 'sign-in', 'pairing', 'revoke', 'wipe'] as const;
@@ -73,9 +74,34 @@ function toRow(entry: AuditEntry, now: number): NewRow {
   };
 }
 
-/** Writes one audit row now, with `db` (a transaction: the row commits with it). */
+/** The INSERT of one row, built and compiled once per database (keyed by its adapter, which its transactions share). */
+const insertsByAdapter = new WeakMap<object, Prepared<NewRow, unknown>>();
+
+function insertOf(db: Db): Prepared<NewRow, unknown> {
+  const adapter = db.getExecutor().adapter;
+  let insert = insertsByAdapter.get(adapter);
+  if (!insert) {
+    insert = prepare<NewRow, unknown>(db, (slot) =>
+      db.insertInto('audit').values({
+        at: slot('at'),
+        user_id: slot('user_id'),
+        token_id: slot('token_id'),
+        action: slot('action'),
+        object_type: slot('object_type'),
+        object_id: slot('object_id'),
+        conversation_id: slot('conversation_id'),
+        address: slot('address'),
+        outcome: slot('outcome'),
+      }),
+    );
+    insertsByAdapter.set(adapter, insert);
+  }
+  return insert;
+}
+
+/** Writes one audit row now, with `db` (a transaction: the row commits with it). Every write's row: no query is built for it. */
 export async function recordAudit(db: Db, entry: AuditEntry): Promise<void> {
-  await db.insertInto('audit').values(toRow(entry, Date.now())).execute();
+  await insertOf(db)(db, toRow(entry, Date.now()));
 }
 
 /**
