@@ -190,16 +190,21 @@ class Group {
  * The group commit of reads (and of writes that changed nothing), and the retention prune.
  *
  * The rows queued over a few turns of the event loop (GATHER_TURNS) form a group, handed to the
- * writer (SQLite: a thread of its own; PostgreSQL: the pool) in INSERTs of up to FLUSH_ROWS rows;
- * one group is with the writer at a time, the rows queued meanwhile form the next. `enqueue`
- * resolves once its row is
- * committed, and the service sends the answer only then, so no read's answer leaves the server
+ * writer (SQLite: a thread of its own, one group at a time; PostgreSQL: the pool) in INSERTs of up
+ * to FLUSH_ROWS rows. `enqueue` resolves once its row is committed, and the service sends the
+ * answer only then, so no read's answer leaves the server
  * before its record is as durable as a write's (see the top of this file). What this costs the
  * request thread per row is one array in a list: one promise serves the whole group.
  */
 export class AuditTrail {
   private group = new Group();
-  /** A group is with the writer: the next one waits for its answer (the rows of the meantime share one commit). */
+  /**
+   * SQLite's writer (one thread, one connection) takes groups one at a time anyway: there the next
+   * group waits for the answer to the one it has, and the rows of the meantime share one commit.
+   * PostgreSQL's pool writes groups side by side: each goes once gathered.
+   */
+  private readonly oneAtATime: boolean;
+  /** A group is with a writer that takes one at a time. */
   private writing = false;
   /** Groups handed to the writer and not yet answered (it writes them in order). */
   private readonly inFlight = new Set<Promise<void>>();
@@ -214,6 +219,7 @@ export class AuditTrail {
     private readonly db: Db,
     private readonly options: AuditTrailOptions,
   ) {
+    this.oneAtATime = options.dialect === 'sqlite';
     const file = options.enabled && options.dialect === 'sqlite' ? sqliteFileOf(db) : undefined;
     this.writer = file
       ? withFallback(threadAuditWriter(file.path, file.gate), connectionAuditWriter(db), (error) =>
@@ -261,14 +267,15 @@ export class AuditTrail {
     while (this.inFlight.size > 0) await Promise.all([...this.inFlight]);
   }
 
-  /** Hands the group gathered so far to the writer, unless one is with it (its end calls this again). */
+  /** Hands the group gathered so far to the writer, unless it is busy with one (the end of that one calls this again). */
   private send(): void {
     const group = this.group;
     if (group.rows.length === 0 || this.writing) return;
     this.group = new Group();
-    this.writing = true;
+    this.writing = this.oneAtATime;
     this.track(group.rows, () => {
       group.settle();
+      if (!this.writing) return;
       this.writing = false;
       if (this.group.rows.length > 0) this.sendAfter(GATHER_TURNS);
     });
