@@ -3,21 +3,14 @@
 // scenario loads it. Prints, in order, every stretch of main-thread work over 20 ms (no idle sample
 // between) with its start, its length and what ran in it (inclusive time by function@chunk), and
 // where first paint and the first rows fell. Run: `npx tsx bench/trace-first-screen.ts` (BENCH_TRACE_RUNS, 2).
-import { appContext } from './scenarios/first-screen';
+import { runDiagnostic } from './lib/diagnostic';
 import { CPU_RATE } from './lib/first-screen';
-import { daveData, FIRST_SCREEN_CONVERSATIONS, releaseAliceMirror, syncWorld } from './lib/mirror';
-import { installExitHooks, stopAll } from './lib/proc';
 import { sleep } from './lib/stats';
 
 type Frame = { url: string; functionName: string; lineNumber: number; columnNumber: number };
 type Profile = { startTime: number; nodes: { id: number; callFrame: Frame; children?: number[] }[]; samples: number[]; timeDeltas: number[] };
 
-async function main() {
-  installExitHooks();
-  await releaseAliceMirror();
-  const w = await syncWorld((m) => console.log(m));
-  daveData(w);
-  const context = await appContext(w, 'dave', FIRST_SCREEN_CONVERSATIONS, (m) => console.log(m));
+void runDiagnostic(async (w, context) => {
   for (let r = 0; r < Number(process.env.BENCH_TRACE_RUNS || 2); r++) {
     for (const p of context.pages()) await p.close();
     const page = await context.newPage();
@@ -76,10 +69,4 @@ async function main() {
     }
     await page.close();
   }
-  await context.close();
-  await w.browser.close();
-  await stopAll();
-  process.exit(0);
-}
-
-void main();
+});

@@ -3,17 +3,10 @@
 // every LCP candidate the browser reported, in order. Lighthouse's simulated LCP follows the
 // observed one: a candidate painted only after the scripts ran makes it wait for all of them.
 // Run: `npx tsx bench/trace-lcp.ts`.
-import { appContext } from './scenarios/first-screen';
-import { daveData, FIRST_SCREEN_CONVERSATIONS, releaseAliceMirror, syncWorld } from './lib/mirror';
-import { installExitHooks, stopAll } from './lib/proc';
+import { runDiagnostic } from './lib/diagnostic';
 import { sleep } from './lib/stats';
 
-async function main() {
-  installExitHooks();
-  await releaseAliceMirror();
-  const w = await syncWorld((m) => console.log(m));
-  daveData(w);
-  const context = await appContext(w, 'dave', FIRST_SCREEN_CONVERSATIONS, (m) => console.log(m));
+void runDiagnostic(async (w, context) => {
   await context.addInitScript(() => {
     (globalThis as any).__lcp = [];
     new PerformanceObserver((l) => {
@@ -29,9 +22,4 @@ async function main() {
     console.log(vp.width, JSON.stringify(await page.evaluate(() => (globalThis as any).__lcp), null, 1));
     await page.close();
   }
-  await context.close();
-  await w.browser.close();
-  await stopAll();
-  process.exit(0);
-}
-void main();
+});
