@@ -176,6 +176,29 @@ describe('pipelined push against a real server', () => {
     d.close();
   });
 
+  it('keeps sending while a batch of answers is being recorded: the free slots do not wait for its transaction', async () => {
+    let recording = false;
+    let recordings = 0;
+    let startedWhileRecording = 0;
+    const net = countingFetch();
+    const probe = {
+      onRecording: (active: boolean) => ((recording = active), active && recordings++),
+      onStart: () => recording && startedWhileRecording++,
+    };
+    const d = makeDevice(server.baseUrl, server.tokens.bob, { engine: { fetch: net.fetch, replayProbe: probe } });
+    await d.settle();
+    const N = 4 * BATCH_SIZE;
+    for (let i = 0; i < N; i++) await d.client.createConversation({ contact_id: `overlap-${i}` });
+    recordings = 0;
+    await d.settle();
+    expect(await d.db.outbox.count()).toBe(0);
+    expect(net.stats.sent.filter((r) => r === 'POST /v1/conversations')).toHaveLength(N);
+    expect(recordings).toBeGreaterThanOrEqual(N / BATCH_SIZE);
+    // Awaited in turn (as before), no request could start while answers were being written.
+    expect(startedWhileRecording).toBeGreaterThan(0);
+    d.close();
+  });
+
   it('keeps order along a temp-id chain and per entity while independent work runs beside it', async () => {
     const net = countingFetch();
     const d = makeDevice(server.baseUrl, server.tokens.bob, { engine: { fetch: net.fetch } });

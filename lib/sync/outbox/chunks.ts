@@ -57,19 +57,29 @@ export interface StoredChunks {
   read(from: number, to: number): Promise<Array<{ index: number; bytes: ArrayBuffer }> | null>;
 }
 
-/** The stored bytes of an upload, or null when not all `chunkCount` chunks are there. */
-export async function openStoredChunks(db: ParleyDb, opId: string, chunkCount: number): Promise<StoredChunks | null> {
+/**
+ * The stored bytes of an upload of `size` bytes, or null when not all `chunkCount` chunks are
+ * there. Chunks are cut at UPLOAD_CHUNK_BYTES (prepareChunks), so their size is known without
+ * reading one (a chunk is a megabyte read from disk); a chunk found of another size is refused
+ * rather than sent at the wrong offset.
+ */
+export async function openStoredChunks(db: ParleyDb, opId: string, size: number, chunkCount: number): Promise<StoredChunks | null> {
   const stored = await db.uploadChunks.where('opId').equals(opId).count();
   if (stored !== chunkCount) return null;
-  const first = await db.uploadChunks.get({ opId, index: 0 } as never);
-  if (!first) return null;
+  const size0 = chunkCount === 1 ? Math.max(1, size) : UPLOAD_CHUNK_BYTES;
   return {
-    chunkBytes: Math.max(1, first.bytes.byteLength),
+    chunkBytes: size0,
     async read(from, to) {
       const chunks = await db.uploadChunks.where('[opId+index]').between([opId, from], [opId, to], true, true).toArray();
       if (chunks.length !== to - from + 1) return null;
       chunks.sort((a, b) => a.index - b.index);
-      return Promise.all(chunks.map(async ({ index, bytes }) => ({ index, bytes: await chunkBytes(bytes) })));
+      return Promise.all(
+        chunks.map(async ({ index, bytes }) => {
+          const expected = index < chunkCount - 1 ? size0 : size - index * size0;
+          if (bytes.byteLength !== expected) throw new Error(`queued chunk ${index} of this upload holds ${bytes.byteLength} bytes where ${expected} were cut`);
+          return { index, bytes: await chunkBytes(bytes) };
+        }),
+      );
     },
   };
 }

@@ -72,6 +72,10 @@ export interface ReplayProbe {
   onRead?(): void;
   /** A readwrite transaction of the replay's own: a claim, or a batch of recorded answers. */
   onTransaction?(): void;
+  /** A batch of answers is being recorded (true), or its transaction has ended (false). */
+  onRecording?(active: boolean): void;
+  /** A claimed operation was taken into a free slot (its request is being made). */
+  onStart?(): void;
 }
 
 export type PushResult =
@@ -163,6 +167,13 @@ class OutboxView {
  * readyBatch): an operation is picked only once everything before it that it depends on has been
  * answered and recorded. A retryable failure stops the replay (what is in flight is still
  * settled; what was claimed but not yet sent is released, as if never claimed).
+ *
+ * The claims and the recording run beside the requests, never in their way: a free slot takes
+ * the next claimed operation while the answers before it are being written, and the next batch is
+ * claimed before the claimed ones run out. (Awaited in turn, the two transactions of every batch
+ * left the slots empty while they ran: a third of a replay's time on a phone-class machine.) An
+ * answered operation stays in the view as in flight until its answer is recorded, so nothing
+ * that depends on it is picked before that.
  */
 export async function push(deps: ReplayDeps): Promise<PushResult> {
   const pipeline = new Pipeline(deps);
@@ -184,6 +195,15 @@ class Pipeline {
   private readonly running = new Map<number, Promise<void>>();
   /** Answered, to be recorded by the next apply transaction. */
   private answers: apply.Answer[] = [];
+  /** The claim transaction under way, if any (one at a time). */
+  private claiming: Promise<void> | null = null;
+  /** The apply transaction under way, if any (one at a time). */
+  private recording: Promise<void> | null = null;
+  /**
+   * The last claim found nothing that may go: no new claim until something changes what may (an
+   * answer recorded, a request settled, an operation queued meanwhile is looked for then too).
+   */
+  private dry = false;
   /** Why the replay stops (a retryable failure, or no valid token). */
   private stop: PushResult | null = null;
   /** The backoff that held back the rest, as of the last pick. */
@@ -192,29 +212,33 @@ class Pipeline {
   private stale = false;
   /** Whether the server is known to honour Idempotency-Key (read with each claim, learned from answers). */
   private idempotent = false;
-  /** An exception (not an answer) from one of the requests: rethrown once the rest has settled. */
+  /** An exception (not an answer) from one of the requests or transactions: rethrown once the rest has settled. */
   private crash: { error: unknown } | null = null;
 
   constructor(private readonly deps: ReplayDeps) {
     this.view = new OutboxView(deps.db, deps.probe);
   }
 
+  private get halted(): boolean {
+    return this.stop !== null || this.crash !== null;
+  }
+
   async run(): Promise<PushResult> {
     await this.view.reload();
-    for (let guard = 0; guard < 1_000_000; guard++) {
-      while (this.stop === null && this.crash === null && this.running.size < IN_FLIGHT) {
-        if (this.toSend.length === 0 && !(await this.claimNext())) break;
-        this.start(this.toSend.shift()!.op);
+    for (let guard = 0; guard < 10_000_000; guard++) {
+      while (!this.halted && this.running.size < IN_FLIGHT && this.toSend.length > 0) this.start(this.toSend.shift()!.op);
+      // The next batch, claimed while the last of this one are on their way.
+      if (!this.halted && !this.dry && this.claiming === null && this.toSend.length < IN_FLIGHT) this.claiming = this.background(this.claimNext(), () => (this.claiming = null));
+      // Answers are recorded in batches: when many are waiting, or when a free slot has nothing to
+      // send (what could go next may be waiting for exactly these answers).
+      const starved = this.halted || (this.running.size < IN_FLIGHT && this.toSend.length === 0);
+      if (this.recording === null && (this.answers.length >= BATCH_SIZE || (starved && this.answers.length > 0))) {
+        this.recording = this.background(this.recordAnswers(), () => (this.recording = null));
       }
-      // Record answers in batches: when many are waiting, or when a free slot has nothing to send
-      // (what could go next may be waiting for exactly these answers).
-      const starved = this.stop !== null || this.crash !== null || this.running.size < IN_FLIGHT;
-      if (this.answers.length >= BATCH_SIZE || (starved && this.answers.length > 0)) {
-        await this.recordAnswers();
-        continue;
-      }
-      if (this.running.size === 0) break;
-      await Promise.race(this.running.values());
+      const busy = [...this.running.values(), this.claiming, this.recording].filter((p): p is Promise<void> => p !== null);
+      if (busy.length === 0 && (this.toSend.length === 0 || this.halted) && this.answers.length === 0) break;
+      if (busy.length === 0) continue;
+      await Promise.race(busy);
     }
     if (this.crash) throw this.crash.error;
     if (this.running.size > 0 || this.answers.length > 0) throw new Error('outbox replay did not settle');
@@ -222,8 +246,17 @@ class Pipeline {
     return this.waitUntil === null ? { kind: 'done' } : { kind: 'waiting', until: this.waitUntil, reason: 'backoff' };
   }
 
-  /** Claims the next batch of independent operations in one transaction. False: nothing can go now. */
-  private async claimNext(): Promise<boolean> {
+  /** A transaction of the replay's own, run beside the requests; trouble in it stops the replay (rethrown at the end). */
+  private background(work: Promise<void>, done: () => void): Promise<void> {
+    return work
+      .catch((error: unknown) => {
+        this.crash ??= { error };
+      })
+      .finally(done);
+  }
+
+  /** Claims the next batch of independent operations in one transaction; `dry` when nothing can go now. */
+  private async claimNext(): Promise<void> {
     for (;;) {
       if (this.stale) {
         this.stale = false;
@@ -233,7 +266,10 @@ class Pipeline {
       }
       const next = readyBatch(this.view.ops, this.view.blocked, this.deps.now(), BATCH_SIZE);
       this.waitUntil = next.waitUntil;
-      if (next.ops.length === 0) return false;
+      if (next.ops.length === 0) {
+        this.dry = true;
+        return;
+      }
       const { claimed, idempotent } = await claim(this.deps, next.ops);
       this.deps.probe?.onTransaction?.();
       this.idempotent = this.idempotent || idempotent;
@@ -241,27 +277,39 @@ class Pipeline {
       this.toSend.push(...claimed);
       // Changed or cancelled meanwhile: look again.
       if (claimed.length < next.ops.length) this.stale = true;
-      if (claimed.length > 0) return true;
+      if (claimed.length > 0) return;
     }
   }
 
   private start(op: OutboxOp): void {
+    this.deps.probe?.onStart?.();
     const request = this.replayOne(op)
       .catch((error: unknown) => {
         // Not an answer but trouble here (IndexedDB): stop sending and let the caller see it once
         // the rest has settled. The claim stays: the next replay recovers it as an orphan.
         this.crash ??= { error };
       })
-      .finally(() => this.running.delete(op.seq));
+      .finally(() => {
+        this.running.delete(op.seq);
+        // A failure settled may have changed what may go (a backoff, a dead letter).
+        this.dry = false;
+      });
     this.running.set(op.seq, request);
   }
 
   private async recordAnswers(): Promise<void> {
     const answers = this.answers;
     this.answers = [];
-    await apply.recordAnswers(this.deps.db, answers, this.deps.now());
+    this.deps.probe?.onRecording?.(true);
+    try {
+      await apply.recordAnswers(this.deps.db, answers, this.deps.now());
+    } finally {
+      this.deps.probe?.onRecording?.(false);
+    }
     this.deps.probe?.onTransaction?.();
     await this.view.answered(answers.map((a) => a.op));
+    // What waited for these answers may go now.
+    this.dry = false;
   }
 
   /** A replay must stop: keep the most urgent reason (sign-in first, then the earliest retry). */
@@ -271,9 +319,12 @@ class Pipeline {
     else if (current.kind === 'waiting' && result.kind === 'waiting' && result.until < current.until) this.stop = result;
   }
 
-  /** Waits for the requests on their way (their answers, if not recorded, are recovered next time). */
+  /**
+   * Waits for the requests on their way (their answers, if not recorded, are recovered next time)
+   * and the replay's own transactions (a claim that ends now leaves operations to release).
+   */
   async settleRunning(): Promise<void> {
-    await Promise.all(this.running.values());
+    await Promise.all([...this.running.values(), this.claiming, this.recording]);
   }
 
   /** Claimed but not sent (the replay stopped first): back to queued, as if never claimed. */

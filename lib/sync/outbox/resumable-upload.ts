@@ -524,7 +524,7 @@ interface IdbSource extends FileSource {
 }
 
 async function openSource(db: ParleyDb, opId: string, size: number, chunkCount: number): Promise<IdbSource | null> {
-  const stored = await openStoredChunks(db, opId, chunkCount);
+  const stored = await openStoredChunks(db, opId, size, chunkCount);
   if (!stored) return null;
   const { chunkBytes } = stored;
   const source: IdbSource = {
