@@ -34,6 +34,10 @@ class WorkerProfiler {
     });
     cdp.on('Target.receivedMessageFromTarget', (e: any) => {
       const message = JSON.parse(e.message);
+      if (message.method === 'Runtime.consoleAPICalled') {
+        const text = message.params.args.map((a: any) => a.value ?? a.description).join(' ');
+        if (text.startsWith('[T]')) (globalThis as any).__T.push(text);
+      }
       if (message.id && this.pending.has(message.id)) {
         this.pending.get(message.id)!(message.result ?? message.error);
         this.pending.delete(message.id);
@@ -53,6 +57,9 @@ class WorkerProfiler {
     return done;
   }
   private running = false;
+  async runtime(): Promise<void> {
+    for (const s of this.sessions) await this.send(s, 'Runtime.enable');
+  }
   private async startOn(s: string): Promise<void> {
     await this.send(s, 'Profiler.enable');
     await this.send(s, 'Profiler.setSamplingInterval', { interval: 200 });
@@ -173,6 +180,8 @@ async function main() {
         seen.push({ at: timing.startTime - t0, url: request.url().replace(/^https?:\/\/[^/]+/, '').slice(0, 40), method: request.method(), status: response?.status() ?? 0, ms: timing.responseEnd });
       };
       context.on('requestfinished', onDone);
+      (globalThis as any).__T = [];
+      await profiler.runtime();
       if (process.env.BENCH_PROFILE !== '0') await profiler.start();
       const replayMs = await page.evaluate(async (token) => {
         const p = (window as any).parley;
@@ -194,6 +203,13 @@ async function main() {
       }
       console.log(`requests during the replay: ${seen.length}, first at ${seen[0]?.at.toFixed(0)} ms, last at ${seen.at(-1)?.at.toFixed(0)} ms`);
       for (const [key, k] of byKind) console.log(`  ${String(k.n).padStart(4)} × ${key}: ${(k.ms / k.n).toFixed(1)} ms each`);
+      // BENCH_PROFILE_TIMELINE=1: every request of the replay, when it started and how long it took.
+      if (process.env.BENCH_PROFILE_TIMELINE === '1') {
+        const lines = seen.map((r) => ({ at: r.at, text: `  at ${r.at.toFixed(0).padStart(6)} ms  ${r.ms.toFixed(1).padStart(6)} ms  ${r.method} ${r.url} ${r.status}` }));
+        for (const t of (globalThis as any).__T as string[]) { const [, ms, ...rest] = t.split(' '); lines.push({ at: Number(ms) - t0, text: `  at ${(Number(ms) - t0).toFixed(0).padStart(6)} ms  WORKER ${rest.join(' ')}` }); }
+        lines.sort((a, b) => a.at - b.at);
+        for (const l of lines) console.log(l.text);
+      }
       console.log(`${mode} replay ${(replayMs / 1000).toFixed(2)} s`);
       if (process.env.BENCH_PROFILE !== '0') {
         report(`${mode} replay ${UPDATES} updates + ${UPLOADS} × 1 MiB (${(replayMs / 1000).toFixed(2)} s)`, await profiler.stop());
@@ -204,6 +220,8 @@ async function main() {
     await app.child.stop();
   }
   await stopAll();
+  // The sync world's browser and servers are stopped: nothing more to wait for.
+  process.exit(0);
 }
 
 main().catch(async (error) => {

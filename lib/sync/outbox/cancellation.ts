@@ -81,9 +81,9 @@ export async function cancelledAfterTransfer(db: ParleyDb, current: OutboxOp, at
  * is queued again (lifecycle.ts `done`, `cancelRequeued`) in the same transaction, naming the file.
  */
 export function unlessCancelled(fileId: string, effect: apply.Effect): apply.Effect {
-  return async (db, op) => {
+  return async (db, op, batch) => {
     const current = await db.outbox.get(op.seq);
-    if (!current?.cancelledUpload) return effect(db, op);
+    if (!current?.cancelledUpload) return effect(db, op, batch);
     await apply.writeOutbox(db, op.seq, lifecycle.done(current, fileId));
     return [op.entityId];
   };

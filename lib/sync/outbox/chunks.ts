@@ -38,9 +38,9 @@ export function chunkBytes(stored: ArrayBuffer | SealedBytes): Promise<ArrayBuff
   return openBytes(stored, CONTEXT);
 }
 
-/** Drops an upload's bytes (its operation was answered, cancelled or discarded). */
-export async function dropChunks(db: ParleyDb, opId: string): Promise<void> {
-  await db.uploadChunks.where('opId').equals(opId).delete();
+/** Drops the bytes of uploads (their operations were answered, cancelled or discarded). */
+export async function dropChunks(db: ParleyDb, opIds: string | readonly string[]): Promise<void> {
+  await db.uploadChunks.where('opId').anyOf(typeof opIds === 'string' ? [opIds] : [...opIds]).delete();
 }
 
 /** All of an upload's bytes, in order; null when any chunk is missing (they were dropped). */

@@ -106,6 +106,13 @@ export async function serverSupportsIdempotency(db: ParleyDb): Promise<boolean> 
 export const BATCH_SIZE = 50;
 /** Requests in flight at once. */
 export const IN_FLIGHT = 4;
+/**
+ * Operations one claim takes: enough to keep the slots busy while the recording of a batch of
+ * answers holds the outbox (a claim, which writes it too, waits for that transaction).
+ */
+export const CLAIM_SIZE = 2 * BATCH_SIZE;
+/** The next claim is made when fewer than this many claimed operations are left to send. */
+const CLAIM_AHEAD = BATCH_SIZE;
 /** An upload's request is abandoned after this long without a byte moving or an answer. */
 export const UPLOAD_STALL_MS = 30_000;
 
@@ -227,8 +234,10 @@ class Pipeline {
     await this.view.reload();
     for (let guard = 0; guard < 10_000_000; guard++) {
       while (!this.halted && this.running.size < IN_FLIGHT && this.toSend.length > 0) this.start(this.toSend.shift()!.op);
-      // The next batch, claimed while the last of this one are on their way.
-      if (!this.halted && !this.dry && this.claiming === null && this.toSend.length < IN_FLIGHT) this.claiming = this.background(this.claimNext(), () => (this.claiming = null));
+      // The next claim, made while a batch's worth is still to send: a claim waits for the
+      // recording that IndexedDB began before it (both write the outbox), and what is left to send
+      // keeps the slots busy meanwhile.
+      if (!this.halted && !this.dry && this.claiming === null && this.toSend.length < CLAIM_AHEAD) this.claiming = this.background(this.claimNext(), () => (this.claiming = null));
       // Answers are recorded in batches: when many are waiting, or when a free slot has nothing to
       // send (what could go next may be waiting for exactly these answers).
       const starved = this.halted || (this.running.size < IN_FLIGHT && this.toSend.length === 0);
@@ -264,7 +273,7 @@ class Pipeline {
       } else {
         await this.view.appendNew();
       }
-      const next = readyBatch(this.view.ops, this.view.blocked, this.deps.now(), BATCH_SIZE);
+      const next = readyBatch(this.view.ops, this.view.blocked, this.deps.now(), CLAIM_SIZE);
       this.waitUntil = next.waitUntil;
       if (next.ops.length === 0) {
         this.dry = true;
