@@ -8,7 +8,8 @@
 // - the POST /v1/files path has no fixed time limit either: a connection that stalls (a proxy that
 //   stops forwarding) is abandoned after the stall time and sent again with the same key, and a
 //   slow upload that keeps moving is never cut, however long it takes.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { OutboxOp } from '../../lib/sync/outbox/lifecycle';
 import { resumableUploads } from '../../lib/sync/outbox/resumable-upload';
 import { pattern } from '../helpers/bytes';
 import { startTestServer, type TestServer } from '../helpers/server';
@@ -79,6 +80,55 @@ describe('requests per upload (tus)', () => {
     expect(await d.db.files.get(tempId)).toBeUndefined();
     const mirrored = await d.db.files.get(file!.id);
     expect(mirrored).toMatchObject({ ...file, syncState: 'synced' });
+    d.close();
+  });
+
+  it('the creation key is noted by the claim: an upload makes no outbox write of its own before its creation', async () => {
+    const { d } = tusDevice();
+    const conversationId = await conversation(server, d, 'key-at-claim');
+    // The first upload learns that the server has /v1/uploads (remembered): the claim knows it from then on.
+    await d.client.uploadFile({ conversationId }, { name: 'learn.bin', type: 'application/octet-stream', bytes: pattern(4 * KiB, 50) });
+    await d.settle();
+    for (let i = 0; i < 3; i++) await d.client.uploadFile({ conversationId }, { name: `claimed-${i}.bin`, type: 'application/octet-stream', bytes: pattern(20 * KiB, 51 + i) });
+    let claimedWithKey = 0;
+    const put = d.db.outbox.bulkPut.bind(d.db.outbox);
+    const bulkPut = vi.spyOn(d.db.outbox, 'bulkPut').mockImplementation(((rows: OutboxOp[]) => {
+      claimedWithKey += rows.filter((op) => op.state === 'inflight' && op.tus?.bytesKey === op.id).length;
+      return put(rows);
+    }) as never);
+    const update = vi.spyOn(d.db.outbox, 'update');
+    const pushed = await d.engine.flushOnce();
+    expect(pushed.kind).toBe('done');
+    // One write per upload (each a wait for the disk) before: the key written just before its creation.
+    expect(update).not.toHaveBeenCalled();
+    expect(claimedWithKey).toBe(3);
+    bulkPut.mockRestore();
+    update.mockRestore();
+    expect(seen(d, 'POST', /^\/v1\/uploads$/)).toHaveLength(4);
+    expect(seen(d, 'PATCH', /^\/v1\/uploads\//)).toHaveLength(0);
+    const files = (await serverFiles(server.baseUrl, server.tokens.alice, conversationId)).filter((f) => f.filename.startsWith('claimed-'));
+    expect(files).toHaveLength(3);
+    d.close();
+  });
+
+  it('a creation never sent after its claim noted the key (the request failed before reaching the server): a new upload without bytes in the creation, then its bytes; one file', async () => {
+    const { d, link } = tusDevice();
+    const conversationId = await conversation(server, d, 'claimed-unsent');
+    await d.client.uploadFile({ conversationId }, { name: 'learn.bin', type: 'application/octet-stream', bytes: pattern(4 * KiB, 60) });
+    await d.settle();
+    const bytes = pattern(100 * KiB, 61);
+    await d.client.uploadFile({ conversationId }, { name: 'unsent.bin', type: 'application/octet-stream', bytes });
+    d.net.inject('offline', 'POST', /^\/v1\/uploads$/);
+    await d.engine.flushOnce();
+    // The key stays noted: whether a creation with bytes went out cannot be told from here.
+    expect((await d.db.outbox.toArray())[0]!.tus).toMatchObject({ url: null, bytesKey: expect.any(String) });
+    link.bodyBytes = 0;
+    await d.settle();
+    const files = (await serverFiles(server.baseUrl, server.tokens.alice, conversationId)).filter((f) => f.filename === 'unsent.bin');
+    expect(files).toHaveLength(1);
+    expect(same(await downloaded(server, files[0]!.file_url), bytes)).toBe(true);
+    expect(link.bodyBytes).toBe(bytes.length);
+    expect(await d.db.outbox.count()).toBe(0);
     d.close();
   });
 

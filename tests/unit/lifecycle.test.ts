@@ -226,8 +226,13 @@ const table: Row[] = [
   ['claim: inflight, an attempt, first sent now', () => lifecycle.claim(fresh, NOW), { state: 'inflight', attempts: 1, firstSentAt: NOW }],
   ['claim again: first sent kept', () => lifecycle.claim(queuedSent, NOW), { state: 'inflight', attempts: 3, firstSentAt: 500 }],
   // inflight → queued, never sent
-  ['release: undoes the claim', () => lifecycle.release({ ...fresh, ...lifecycle.claim(fresh, NOW) } as OutboxOp, fresh), { state: 'queued', attempts: 0, firstSentAt: null }],
+  ['release: undoes the claim', () => lifecycle.release({ ...fresh, ...lifecycle.claim(fresh, NOW) } as OutboxOp, fresh), { state: 'queued', attempts: 0, firstSentAt: null, tus: undefined }],
   ['release: only what is inflight', () => lifecycle.release(failed, fresh), {}],
+  [
+    'release: gives back a creation key the claim noted (never sent)',
+    () => lifecycle.release({ ...fresh, ...lifecycle.claim(fresh, NOW), tus: { url: null, generation: 0, bytesKey: 'k' } } as OutboxOp, fresh),
+    { state: 'queued', attempts: 0, firstSentAt: null, tus: undefined },
+  ],
   // inflight, orphaned → queued, unknown
   ['recover: queued, unknown', () => lifecycle.recovered, { state: 'queued', outcomeUnknown: true }],
   // inflight, on the way

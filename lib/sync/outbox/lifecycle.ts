@@ -119,9 +119,11 @@ export function claim(op: OutboxOp, now: number): OpChange {
 }
 
 /** inflight → queued: claimed but never sent (the replay stopped first). Undoes `claim` exactly. */
-export function release(claimed: OutboxOp, before: Pick<OutboxOp, 'attempts' | 'firstSentAt'>): OpChange {
+export function release(claimed: OutboxOp, before: Pick<OutboxOp, 'attempts' | 'firstSentAt' | 'tus'>): OpChange {
   if (claimed.state !== 'inflight') return {};
-  return { state: 'queued', attempts: before.attempts, firstSentAt: before.firstSentAt };
+  // `tus` as it was: the claim may have noted an upload's creation key (resumable-upload.ts
+  // `bytesKeyAtClaim`) for a creation never sent. (Undefined removes the field.)
+  return { state: 'queued', attempts: before.attempts, firstSentAt: before.firstSentAt, tus: before.tus };
 }
 
 /** inflight, an upload to a server without confirmed idempotency: its snapshot, taken before the first send. */

@@ -197,7 +197,7 @@ export async function push(deps: ReplayDeps): Promise<PushResult> {
 class Pipeline {
   private readonly view: OutboxView;
   /** Claimed (stored as in flight), not yet sent, in seq order; with each one's state before the claim. */
-  private toSend: Array<{ op: OutboxOp; before: OutboxOp }> = [];
+  private toSend: Array<{ op: OutboxOp; before: OutboxOp; bytesKeyClaimed: boolean }> = [];
   /** Requests on their way, by seq. */
   private readonly running = new Map<number, Promise<void>>();
   /** Answered, to be recorded by the next apply transaction. */
@@ -233,7 +233,7 @@ class Pipeline {
   async run(): Promise<PushResult> {
     await this.view.reload();
     for (let guard = 0; guard < 10_000_000; guard++) {
-      while (!this.halted && this.running.size < IN_FLIGHT && this.toSend.length > 0) this.start(this.toSend.shift()!.op);
+      while (!this.halted && this.running.size < IN_FLIGHT && this.toSend.length > 0) this.start(this.toSend.shift()!);
       // The next claim, made while a batch's worth is still to send: a claim waits for the
       // recording that IndexedDB began before it (both write the outbox), and what is left to send
       // keeps the slots busy meanwhile.
@@ -290,9 +290,9 @@ class Pipeline {
     }
   }
 
-  private start(op: OutboxOp): void {
+  private start({ op, bytesKeyClaimed }: { op: OutboxOp; bytesKeyClaimed: boolean }): void {
     this.deps.probe?.onStart?.();
-    const request = this.replayOne(op)
+    const request = this.replayOne(op, bytesKeyClaimed)
       .catch((error: unknown) => {
         // Not an answer but trouble here (IndexedDB): stop sending and let the caller see it once
         // the rest has settled. The claim stays: the next replay recovers it as an orphan.
@@ -351,13 +351,13 @@ class Pipeline {
   }
 
   /** Sends one claimed operation and settles it: an answer to record, or a failure stored. */
-  private async replayOne(op: OutboxOp): Promise<void> {
+  private async replayOne(op: OutboxOp, bytesKeyClaimed = false): Promise<void> {
     const { deps } = this;
     if (op.cancelledUpload) return this.replayCancelled(op);
     if (op.body.kind === 'file.upload') {
       const resumable = await this.resumable(op);
       if (resumable.kind !== 'ok') return this.failed(op, resumable, 'before');
-      if (resumable.value) return this.replayResumable(op);
+      if (resumable.value) return this.replayResumable(op, bytesKeyClaimed);
     }
     if (op.body.kind === 'file.upload' && !this.idempotent) {
       if (!op.snapshot) {
@@ -435,12 +435,12 @@ class Pipeline {
    * Sends (or resumes) an upload through tus; its completion names the file, which is then read as
    * it is now (GET /v1/files/:id) and applied exactly as POST /v1/files's answer would be.
    */
-  private async replayResumable(op: OutboxOp): Promise<void> {
+  private async replayResumable(op: OutboxOp, bytesKeyClaimed: boolean): Promise<void> {
     const { deps } = this;
     const onProgress =
       deps.onUploadProgress &&
       ((sent: number, total: number, resumed: boolean, onServer: number) => deps.onUploadProgress!(op.entityId, sent, total, resumed, onServer));
-    const attempt = await deps.resumable!.send(this.tusDeps(), op, idempotencyKeyOf(op), onProgress);
+    const attempt = await deps.resumable!.send(this.tusDeps(), op, idempotencyKeyOf(op), onProgress, bytesKeyClaimed);
     // The user cancelled it while it ran (the transfer was aborted), or just as it completed or
     // failed: whatever the attempt's outcome, end it now, under the same claim.
     const current = await cancelledMeanwhile(deps.db, op);
@@ -482,24 +482,31 @@ class Pipeline {
 /**
  * Marks these operations in flight before anything is sent, in one transaction, and reads
  * whether the server is known to be idempotent. Skips any that is no longer queued as read, or
- * whose body changed meanwhile (the client amended it). Returns the claimed ones as stored.
+ * whose body changed meanwhile (the client amended it). An upload that will go whole with its tus
+ * creation gets its creation key noted in the same write (resumable-upload.ts `bytesKeyAtClaim`;
+ * `bytesKeyClaimed`). Returns the claimed ones as stored.
  */
 async function claim(
   deps: ReplayDeps,
   ops: readonly OutboxOp[],
-): Promise<{ claimed: Array<{ op: OutboxOp; before: OutboxOp }>; idempotent: boolean }> {
+): Promise<{ claimed: Array<{ op: OutboxOp; before: OutboxOp; bytesKeyClaimed: boolean }>; idempotent: boolean }> {
   const { db } = deps;
   return db.transaction('rw', db.outbox, db.meta, async () => {
     const stored = await db.outbox.bulkGet(ops.map((op) => op.seq));
-    const claimed: Array<{ op: OutboxOp; before: OutboxOp }> = [];
+    const idempotent = await serverSupportsIdempotency(db);
+    const resumable = deps.resumable;
+    const tus = resumable !== undefined && ops.some((op) => op.body.kind === 'file.upload') && (await getMeta(db, 'uploads'))?.server === 'tus';
+    const claimed: Array<{ op: OutboxOp; before: OutboxOp; bytesKeyClaimed: boolean }> = [];
     const now = deps.now();
     ops.forEach((op, i) => {
       const current = stored[i];
       if (!current || current.state !== 'queued' || JSON.stringify(current.body) !== JSON.stringify(op.body)) return;
-      claimed.push({ op: { ...current, ...lifecycle.claim(current, now) }, before: current });
+      const noted = tus && resumable ? resumable.atClaim(current, idempotencyKeyOf(current), { tus, idempotent }, deps.uploadPatchBytes) : null;
+      const change = { ...lifecycle.claim(current, now), ...(noted ? lifecycle.tusNoted(noted) : {}) };
+      claimed.push({ op: { ...current, ...change }, before: current, bytesKeyClaimed: noted !== null });
     });
     await db.outbox.bulkPut(claimed.map((c) => c.op));
-    return { claimed, idempotent: await serverSupportsIdempotency(db) };
+    return { claimed, idempotent };
   });
 }
 

@@ -35,11 +35,13 @@ import { openStoredChunks } from './chunks';
 export interface ResumableUploads {
   offered(deps: TusDeps): Promise<Outcome<boolean>>;
   send: typeof sendResumable;
+  atClaim: typeof bytesKeyAtClaim;
 }
 
 export const resumableUploads: ResumableUploads = {
   offered: (deps) => uploadsOffered(deps),
   send: (...args) => sendResumable(...args),
+  atClaim: (...args) => bytesKeyAtClaim(...args),
 };
 
 /** What the server offers for uploads, remembered per database (meta `uploads`). */
@@ -120,6 +122,25 @@ export function creationKey(key: string, tus: TusState): string {
   return tus.generation === 0 ? key : `${key}~tus${tus.generation}`;
 }
 
+/**
+ * The tus state the replay's claim stores with an upload that will go whole with its creation:
+ * its creation key as `bytesKey`, which must be on disk before that creation is sent (see the head
+ * of this file). Written by the claim, the transaction that marks the operation in flight anyway,
+ * rather than by a transaction of its own per upload (each a wait for the disk, one after another).
+ * Null when the upload goes another way: a URL known, a server without keys or whose uploads are
+ * not known to be tus, a file too large or empty, a creation with bytes maybe sent already, a POST
+ * /v1/files whose outcome is unknown (replay.ts `resumable`), a cancelled upload. A claim given
+ * back unsent gives this back too (lifecycle.ts `release`); one cut by a crash leaves it, and the
+ * upload is then asked for without its bytes: a new upload, as no creation was sent.
+ */
+export function bytesKeyAtClaim(op: OutboxOp, key: string, known: { tus: boolean; idempotent: boolean }, patchBytes = PATCH_BYTES): TusState | null {
+  if (op.body.kind !== 'file.upload' || op.cancelledUpload || !known.tus || !known.idempotent) return null;
+  if (!op.tus && op.outcomeUnknown) return null;
+  const state = op.tus ?? { url: null, generation: 0 };
+  if (state.url !== null || op.body.size <= 0 || op.body.size > patchBytes || state.bytesKey === creationKey(key, state)) return null;
+  return { ...state, bytesKey: creationKey(key, state) };
+}
+
 /** Statistics of one attempt (for tests and the report of progress). */
 export interface TusAttempt {
   /** The file's id once the upload is complete. */
@@ -148,10 +169,14 @@ export async function sendResumable(
   op: OutboxOp,
   key: string,
   onProgress?: (sent: number, total: number, resumed: boolean, onServer: number) => void,
+  /** This attempt's claim stored `bytesKey` (bytesKeyAtClaim): no creation under it has been sent yet. */
+  bytesKeyClaimed = false,
 ): Promise<TusAttempt> {
   if (op.body.kind !== 'file.upload') throw new Error('not an upload');
   const body = op.body;
   const state: TusState = { ...(op.tus ?? { url: null, generation: 0 }) };
+  // True until the claimed creation with bytes is sent.
+  let claimedUnsent = bytesKeyClaimed && state.url === null && state.bytesKey === creationKey(key, state);
   const save = async (next: TusState) => {
     Object.assign(state, next);
     await deps.db.outbox.update(op.seq, tusNoted(state));
@@ -161,7 +186,7 @@ export async function sendResumable(
   // fits in one request, on a server with keys, unless a creation with bytes under this key was
   // sent already (its answer lost: ask for that upload again, without them).
   const withBytes = () =>
-    state.url === null && deps.idempotent === true && body.size > 0 && body.size <= patchBytes && state.bytesKey !== creationKey(key, state);
+    state.url === null && deps.idempotent === true && body.size > 0 && body.size <= patchBytes && (claimedUnsent || state.bytesKey !== creationKey(key, state));
   if (!op.tus && !withBytes()) await save(state);
 
   const isCancelled = async () => (await deps.db.outbox.get(op.seq))?.cancelledUpload !== undefined;
@@ -181,8 +206,10 @@ export async function sendResumable(
     const chunk = probe && state.url !== null ? Math.min(PROBE_BYTES, patchBytes) : patchBytes;
     if (await isCancelled()) return { outcome: { kind: 'network', message: 'cancelled' }, sent, progressed, cancelled: true };
     const bytes = withBytes();
-    // Written before it is sent: from then on the upload may exist with its URL unknown here.
-    if (bytes) await save({ ...state, bytesKey: creationKey(key, state) });
+    // Written before it is sent (by the claim, or here): from then on the upload may exist with
+    // its URL unknown here.
+    if (bytes && !claimedUnsent) await save({ ...state, bytesKey: creationKey(key, state) });
+    claimedUnsent = false;
     const run = await runOnce(deps, body, key, state, save, source, chunk, chunk < patchBytes, bytes, isCancelled, (s, total, onServer) => {
       if (startOffset === null) startOffset = s;
       if (lastOffset !== null && s > lastOffset) progressed = true;
