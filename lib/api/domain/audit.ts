@@ -222,7 +222,7 @@ export class AuditTrail {
     this.oneAtATime = options.dialect === 'sqlite';
     const file = options.enabled && options.dialect === 'sqlite' ? sqliteFileOf(db) : undefined;
     this.writer = file
-      ? withFallback(threadAuditWriter(file.path, file.gate), connectionAuditWriter(db), (error) =>
+      ? withFallback(threadAuditWriter(file), connectionAuditWriter(db), (error) =>
           options.log.error(`[parley] audit trail: ${error.message}; its rows are written on the request thread from now on`),
         )
       : poolAuditWriter(db);

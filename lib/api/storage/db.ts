@@ -291,6 +291,12 @@ export interface SqliteFile {
   path: string;
   /** Taken by the Kysely connection's writes; a second connection that writes must take it too. */
   gate: WriteGate;
+  /**
+   * Sets the Kysely connection's automatic checkpoint (`PRAGMA wal_autocheckpoint`, in WAL pages;
+   * 0: none): off while the audit trail's writer thread checkpoints the WAL, SQLite's 1000 when it
+   * is gone (audit-writer.ts). Nothing once the connection is closed.
+   */
+  autocheckpoint(pages: number): void;
 }
 
 /** The SQLite file under `db` and its write gate, or undefined on PostgreSQL (the audit trail's writer thread). */
@@ -307,7 +313,10 @@ function openSqlite(dataDir: string): { dialect: Dialect; file: SqliteFile } {
   raw.pragma('synchronous = NORMAL');
   raw.pragma('busy_timeout = 5000');
   const gate = new WriteGate();
-  return { dialect: new SqliteDialect({ database: statementCache(raw, gate) }), file: { path: sqliteFile(dataDir), gate } };
+  const autocheckpoint = (pages: number) => {
+    if (raw.open) raw.pragma(`wal_autocheckpoint = ${Math.max(0, Math.trunc(pages))}`);
+  };
+  return { dialect: new SqliteDialect({ database: statementCache(raw, gate) }), file: { path: sqliteFile(dataDir), gate, autocheckpoint } };
 }
 
 async function openPostgres(url: string, log: Pick<Console, 'error'>): Promise<Dialect> {

@@ -18,6 +18,10 @@ export class WriteGate {
   readonly buffer = new SharedArrayBuffer(4);
   private readonly cell = new Int32Array(this.buffer);
   private held = false;
+  /** Told every `nudgeEvery` ends of this thread's writes, while set (the writer thread's checkpoints: audit-writer.ts). */
+  private onCommits: (() => void) | null = null;
+  private nudgeEvery = 0;
+  private commits = 0;
 
   /**
    * Runs one statement of this thread's connection: with the gate taken first when it is not
@@ -31,6 +35,17 @@ export class WriteGate {
     } finally {
       if (!inTransaction()) this.release();
     }
+  }
+
+  /**
+   * `callback` is called after every `every` writes of this thread's connection end (a
+   * transaction's COMMIT or ROLLBACK, a statement outside one): what tells the writer thread that
+   * the WAL has grown. Null stops it.
+   */
+  everyCommits(every: number, callback: (() => void) | null): void {
+    this.nudgeEvery = every;
+    this.onCommits = callback;
+    this.commits = 0;
   }
 
   /** The writer thread has exited: whatever it held is free. */
@@ -50,5 +65,9 @@ export class WriteGate {
   private release(): void {
     this.held = false;
     if (Atomics.compareExchange(this.cell, 0, MAIN, FREE) === MAIN) Atomics.notify(this.cell, 0);
+    if (this.onCommits && ++this.commits >= this.nudgeEvery) {
+      this.commits = 0;
+      this.onCommits();
+    }
   }
 }
