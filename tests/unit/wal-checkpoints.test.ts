@@ -98,6 +98,17 @@ describe('WAL checkpoints with the audit writer thread', () => {
     expect(largest).toBeLessThan(BOUND);
   });
 
+  it('a thread that could not start (as in a bundle without better-sqlite3): the request thread’s connection never gave its checkpoints up', async () => {
+    const opened = await open();
+    const file = sqliteFileOf(opened.db)!;
+    // Its own connection cannot open (no such folder): the thread fails before it runs.
+    const writer = threadAuditWriter({ ...file, path: path.join(path.dirname(file.path), 'missing', 'parley.sqlite') });
+    cleanups.push(() => writer.close());
+    expect(await writer.running).toBe(false);
+    expect(await autocheckpoint(opened.db)).toBe(1000);
+    expect(await writeLoad(opened.db, COMMITS)).toBeLessThan(BOUND);
+  });
+
   it('a server under PUTs alone (their audit rows are in their own transactions): autocheckpoint 0 while the thread runs, the WAL bounded', async () => {
     const s = await startTestServer();
     cleanups.push(() => s.stop());
