@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { threadAuditWriter, type ThreadAuditWriter } from '../../lib/api/storage/audit-writer';
+import { CHECKPOINT_EVERY_COMMITS, threadAuditWriter, type ThreadAuditWriter } from '../../lib/api/storage/audit-writer';
 import { openDb, sqliteFileOf, type Db, type OpenedDb } from '../../lib/api/storage/db';
 import { startTestServer } from '../helpers/server';
 import { client } from '../helpers/api';
@@ -84,6 +84,23 @@ describe('WAL checkpoints with the audit writer thread', () => {
     expect(largest).toBeGreaterThan(0);
     expect(largest).toBeLessThan(BOUND);
     expect(await autocheckpoint(opened.db)).toBe(0);
+  });
+
+  it('the thread copies the WAL into the database without the write gate: while the request thread holds it (a transaction open), its checkpoint goes on', async () => {
+    const opened = await open();
+    const writer = thread(opened.db);
+    expect(await writer.running).toBe(true);
+    const dbFile = sqliteFileOf(opened.db)!.path;
+    await writeLoad(opened.db, CHECKPOINT_EVERY_COMMITS - 1); // WAL frames to copy, one write short of a nudge
+    const before = fs.statSync(dbFile);
+    await opened.db.transaction().execute(async (trx) => {
+      // The gate is this thread's from the BEGIN to the COMMIT.
+      await trx.insertInto('settings').values({ key: 'in-transaction', value: 'x' }).execute();
+      writer.checkpoint();
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      // Pages copied into the database file meanwhile: it grew (it held only the schema).
+      expect(fs.statSync(dbFile).size).toBeGreaterThan(before.size);
+    });
   });
 
   it('once the thread is gone (it died): the request thread’s connection checkpoints again, and the WAL stays bounded', async () => {

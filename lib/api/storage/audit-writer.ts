@@ -209,6 +209,8 @@ parentPort.postMessage({ ready: true });
 export interface ThreadAuditWriter extends AuditWriter {
   /** Resolves once the thread runs and checkpoints the WAL (false: it could not start). */
   readonly running: Promise<boolean>;
+  /** Asks the thread for a checkpoint now, as the request thread's writes do every CHECKPOINT_EVERY_COMMITS. */
+  checkpoint(): void;
   /** Ends the thread as a crash would (tests). */
   terminate(): Promise<void>;
 }
@@ -231,6 +233,7 @@ export function threadAuditWriter(file: SqliteFile): ThreadAuditWriter {
   const waiting = new Map<number, { resolve(): void; reject(error: Error): void }>();
   let next = 0;
   let gone: Error | null = null;
+  const nudge = () => worker.postMessage({ checkpoint: true });
   let started: (running: boolean) => void = () => {};
   const running = new Promise<boolean>((resolve) => (started = resolve));
   const fail = (error: Error) => {
@@ -249,7 +252,7 @@ export function threadAuditWriter(file: SqliteFile): ThreadAuditWriter {
     if (message.ready) {
       if (gone) return;
       file.autocheckpoint(0);
-      gate.everyCommits(CHECKPOINT_EVERY_COMMITS, () => worker.postMessage({ checkpoint: true }));
+      gate.everyCommits(CHECKPOINT_EVERY_COMMITS, nudge);
       started(true);
       return;
     }
@@ -263,6 +266,7 @@ export function threadAuditWriter(file: SqliteFile): ThreadAuditWriter {
   worker.on('exit', () => fail(new WriterGoneError('the audit writer thread has stopped')));
   return {
     running,
+    checkpoint: nudge,
     async terminate() {
       await worker.terminate();
     },
