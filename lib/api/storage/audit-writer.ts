@@ -125,8 +125,8 @@ const SQLITE_AUTOCHECKPOINT = 1000;
 // (and the database file synced). Under a steady load of the request thread's writes some commit
 // always lands during the copying, so without that pass the WAL would only ever grow (the tests
 // saw it). Holding the gate, the pass copies the frames of the last few commits, with its two
-// fsyncs of little (the passes before it synced the bulk), and the request thread's next write
-// restarts the WAL. Still PASSIVE: the gate keeps our one other writer out, and RESTART or TRUNCATE
+// fsyncs, usually of little (a pass before it synced the bulk), and the request thread's next
+// write restarts the WAL. Still PASSIVE: the gate keeps our one other writer out, and RESTART or TRUNCATE
 // would wait on readers through the busy handler.
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
@@ -185,16 +185,20 @@ function checkpoint() {
   if (!db.open) return;
   try {
     // The copying, without the gate: the request thread's commits go on meanwhile. A pass ends
-    // with the database file's fsync only if no commit came during it; the next passes copy what did.
-    let done = passive();
-    for (let pass = 1; pass < 8 && !done.busy && done.checkpointed < done.log; pass++) done = passive();
+    // with the database file's fsync only if no commit came during it (SQLite: the checkpoint is
+    // then complete); the frames that came are left for the next.
+    const done = passive();
     // Another process's checkpoint is running; or the WAL is still small enough to go on growing.
     if (done.busy || done.log < ${RESTART_FRAMES}) return;
+    // Those frames, still without the gate: a short pass, that no commit may come during, and then
+    // the database file's fsync (of the bulk's pages) is made here rather than under the gate.
+    passive();
     // The last frames, with the gate: no commit can come in between, so the WAL ends wholly
     // copied and the next write starts it again from its beginning. SQLite restarts the WAL only
     // for a write that begins with all of it copied; under a steady load of the request thread's
     // writes that never happens by itself, and it would grow for ever. Short: a few frames, and
-    // the database file's fsync had most of its pages already (the pass above that completed).
+    // the database file's fsync had most of its pages already when the pass above completed (when
+    // commits came during it too, this fsync carries the bulk's pages: the price of the bound).
     while (Atomics.compareExchange(cell, 0, 0, ${WRITER}) !== 0) Atomics.wait(cell, 0, Atomics.load(cell, 0), 50);
     try { passive(); } finally { Atomics.store(cell, 0, 0); Atomics.notify(cell, 0); }
   } catch {}
