@@ -112,10 +112,10 @@ const SQLITE_AUTOCHECKPOINT = 1000;
 // (https://www.sqlite.org/c3ref/wal_checkpoint_v2.html: "Checkpoint as many frames as possible
 // without waiting for any database readers or writers to finish ... The busy-handler callback is
 // never invoked in the SQLITE_CHECKPOINT_PASSIVE mode"; only FULL, RESTART and TRUNCATE take the
-// writer lock, and sqlite3WalCheckpoint in the amalgamation we build does just that). The request
-// thread's connection goes on appending commits to the WAL meanwhile (https://www.sqlite.org/wal.html:
-// writers only append; a checkpoint copies the frames up to where it began and leaves the rest for
-// the next one); neither waits for the other. The gate exists so that neither connection sleeps in
+// writer lock, and sqlite3WalCheckpoint in the amalgamation we build does just that). The
+// request thread's connection goes on appending commits to the WAL meanwhile
+// (https://www.sqlite.org/wal.html: writers only append; a checkpoint copies the frames up to
+// where it began and leaves the rest for the next one); neither waits for the other. The gate exists so that neither connection sleeps in
 // SQLite's busy handler for the writer lock; the copying does not contend for that lock, so holding
 // the gate through it (as this thread once did) only made the request thread wait in Atomics.wait
 // for the copying and its two fsyncs, the very wait this moves off it.
@@ -126,8 +126,8 @@ const SQLITE_AUTOCHECKPOINT = 1000;
 // always lands during the copying, so without that pass the WAL would only ever grow (the tests
 // saw it). Holding the gate, the pass copies the frames of the last few commits, with its two
 // fsyncs, usually of little (a pass before it synced the bulk), and the request thread's next
-// write restarts the WAL. Still PASSIVE: the gate keeps our one other writer out, and RESTART or TRUNCATE
-// would wait on readers through the busy handler.
+// write restarts the WAL. Still PASSIVE: the gate keeps our one other writer out, and RESTART or
+// TRUNCATE would wait on readers through the busy handler.
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const { createRequire } = require('node:module');
