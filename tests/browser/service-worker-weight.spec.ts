@@ -36,8 +36,11 @@ const BACKGROUND_BUDGET_KIB = 70;
  * there after its start (a chunk of its own, sharing less: the worker's start no longer waits for
  * zod's classic build) 1,477.2 KiB. The sign-in form in a chunk of its own (issue 30: the signed-in
  * first screen 0.7 KiB gzipped lighter; the page's HTML shows the sign-in head meanwhile) 1,478.1 KiB.
+ * The replay's claims and recordings beside its requests, a batch's answers written in bulk and an
+ * upload's creation key noted by its claim (issue 30: the replay 1.6× → ~1.1-1.2× its floor; the
+ * sync worker's code, precached) 1,480.3 KiB.
  */
-const PRECACHE_BUDGET_KIB = 1_478.5;
+const PRECACHE_BUDGET_KIB = 1_481;
 /** What pdf.js's code contains wherever the bundler put it (scripts/precache-shell.mjs). */
 const PDF_JS = /\bGlobalWorkerOptions\b|\bWorkerMessageHandler\b/;
 
