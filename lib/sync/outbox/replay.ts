@@ -178,8 +178,7 @@ class OutboxView {
  * The claims and the recording run beside the requests, never in their way: a free slot takes
  * the next claimed operation while the answers before it are being written, and the next batch is
  * claimed before the claimed ones run out. (Awaited in turn, the two transactions of every batch
- * left the slots empty while they ran: a third of a replay's time on a phone-class machine.) An
- * answered operation stays in the view as in flight until its answer is recorded, so nothing
+ * left the slots empty while they ran.) An answered operation stays in the view as in flight until its answer is recorded, so nothing
  * that depends on it is picked before that.
  */
 export async function push(deps: ReplayDeps): Promise<PushResult> {
@@ -197,7 +196,7 @@ export async function push(deps: ReplayDeps): Promise<PushResult> {
 class Pipeline {
   private readonly view: OutboxView;
   /** Claimed (stored as in flight), not yet sent, in seq order; with each one's state before the claim. */
-  private toSend: Array<{ op: OutboxOp; before: OutboxOp; bytesKeyClaimed: boolean }> = [];
+  private toSend: Claimed[] = [];
   /** Requests on their way, by seq. */
   private readonly running = new Map<number, Promise<void>>();
   /** Answered, to be recorded by the next apply transaction. */
@@ -290,7 +289,7 @@ class Pipeline {
     }
   }
 
-  private start({ op, bytesKeyClaimed }: { op: OutboxOp; bytesKeyClaimed: boolean }): void {
+  private start({ op, bytesKeyClaimed }: Claimed): void {
     this.deps.probe?.onStart?.();
     const request = this.replayOne(op, bytesKeyClaimed)
       .catch((error: unknown) => {
@@ -479,6 +478,13 @@ class Pipeline {
   }
 }
 
+/** A claimed operation as stored, its state before the claim, and whether the claim noted its creation key. */
+interface Claimed {
+  op: OutboxOp;
+  before: OutboxOp;
+  bytesKeyClaimed: boolean;
+}
+
 /**
  * Marks these operations in flight before anything is sent, in one transaction, and reads
  * whether the server is known to be idempotent. Skips any that is no longer queued as read, or
@@ -489,14 +495,14 @@ class Pipeline {
 async function claim(
   deps: ReplayDeps,
   ops: readonly OutboxOp[],
-): Promise<{ claimed: Array<{ op: OutboxOp; before: OutboxOp; bytesKeyClaimed: boolean }>; idempotent: boolean }> {
+): Promise<{ claimed: Claimed[]; idempotent: boolean }> {
   const { db } = deps;
   return db.transaction('rw', db.outbox, db.meta, async () => {
     const stored = await db.outbox.bulkGet(ops.map((op) => op.seq));
     const idempotent = await serverSupportsIdempotency(db);
     const resumable = deps.resumable;
     const tus = resumable !== undefined && ops.some((op) => op.body.kind === 'file.upload') && (await getMeta(db, 'uploads'))?.server === 'tus';
-    const claimed: Array<{ op: OutboxOp; before: OutboxOp; bytesKeyClaimed: boolean }> = [];
+    const claimed: Claimed[] = [];
     const now = deps.now();
     ops.forEach((op, i) => {
       const current = stored[i];
