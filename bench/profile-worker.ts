@@ -2,6 +2,8 @@
 // during a replay of queued updates and 1 MiB uploads, with the device lock (a PIN, rows sealed)
 // and without it. Prints the worker's sampled self time per function (top 25), by script.
 // Run: `npx tsx bench/profile-worker.ts [lock|open] [sync|replay]` (both of each by default);
+// BENCH_PROFILE_TIMELINE=1 prints every request of the replay by its start, with any line a worker
+// logs as console.log(`[T] ${Date.now()} what`) in its place (temporary marks, to time steps);
 // BENCH_SYNC_CONVERSATIONS, BENCH_LOCK_UPDATES (300), BENCH_LOCK_UPLOADS (20) size the work.
 import type { CDPSession, Page } from 'playwright-core';
 import { startApp, waitIdle } from './lib/app';
@@ -36,7 +38,7 @@ class WorkerProfiler {
       const message = JSON.parse(e.message);
       if (message.method === 'Runtime.consoleAPICalled') {
         const text = message.params.args.map((a: any) => a.value ?? a.description).join(' ');
-        if (text.startsWith('[T]')) (globalThis as any).__T.push(text);
+        if (text.startsWith('[T] ')) this.marks.push(text);
       }
       if (message.id && this.pending.has(message.id)) {
         this.pending.get(message.id)!(message.result ?? message.error);
@@ -57,6 +59,9 @@ class WorkerProfiler {
     return done;
   }
   private running = false;
+  /** The workers' console lines `[T] <Date.now()> <what>`, kept for the timeline (BENCH_PROFILE_TIMELINE). */
+  readonly marks: string[] = [];
+  /** Reports the workers' console from now on (their `[T]` lines go to `marks`). */
   async runtime(): Promise<void> {
     for (const s of this.sessions) await this.send(s, 'Runtime.enable');
   }
@@ -180,7 +185,6 @@ async function main() {
         seen.push({ at: timing.startTime - t0, url: request.url().replace(/^https?:\/\/[^/]+/, '').slice(0, 40), method: request.method(), status: response?.status() ?? 0, ms: timing.responseEnd });
       };
       context.on('requestfinished', onDone);
-      (globalThis as any).__T = [];
       await profiler.runtime();
       if (process.env.BENCH_PROFILE !== '0') await profiler.start();
       const replayMs = await page.evaluate(async (token) => {
@@ -206,7 +210,10 @@ async function main() {
       // BENCH_PROFILE_TIMELINE=1: every request of the replay, when it started and how long it took.
       if (process.env.BENCH_PROFILE_TIMELINE === '1') {
         const lines = seen.map((r) => ({ at: r.at, text: `  at ${r.at.toFixed(0).padStart(6)} ms  ${r.ms.toFixed(1).padStart(6)} ms  ${r.method} ${r.url} ${r.status}` }));
-        for (const t of (globalThis as any).__T as string[]) { const [, ms, ...rest] = t.split(' '); lines.push({ at: Number(ms) - t0, text: `  at ${(Number(ms) - t0).toFixed(0).padStart(6)} ms  WORKER ${rest.join(' ')}` }); }
+        for (const mark of profiler.marks) {
+          const [, ms, ...what] = mark.split(' ');
+          lines.push({ at: Number(ms) - t0, text: `  at ${(Number(ms) - t0).toFixed(0).padStart(6)} ms  WORKER ${what.join(' ')}` });
+        }
         lines.sort((a, b) => a.at - b.at);
         for (const l of lines) console.log(l.text);
       }

@@ -39,8 +39,8 @@ export function chunkBytes(stored: ArrayBuffer | SealedBytes): Promise<ArrayBuff
 }
 
 /** Drops the bytes of uploads (their operations were answered, cancelled or discarded). */
-export async function dropChunks(db: ParleyDb, opIds: string | readonly string[]): Promise<void> {
-  await db.uploadChunks.where('opId').anyOf(typeof opIds === 'string' ? [opIds] : [...opIds]).delete();
+export async function dropChunks(db: ParleyDb, opIds: readonly string[]): Promise<void> {
+  await db.uploadChunks.where('opId').anyOf([...opIds]).delete();
 }
 
 /** All of an upload's bytes, in order; null when any chunk is missing (they were dropped). */
@@ -66,16 +66,16 @@ export interface StoredChunks {
 export async function openStoredChunks(db: ParleyDb, opId: string, size: number, chunkCount: number): Promise<StoredChunks | null> {
   const stored = await db.uploadChunks.where('opId').equals(opId).count();
   if (stored !== chunkCount) return null;
-  const size0 = chunkCount === 1 ? Math.max(1, size) : UPLOAD_CHUNK_BYTES;
+  const cutBytes = chunkCount === 1 ? Math.max(1, size) : UPLOAD_CHUNK_BYTES;
   return {
-    chunkBytes: size0,
+    chunkBytes: cutBytes,
     async read(from, to) {
       const chunks = await db.uploadChunks.where('[opId+index]').between([opId, from], [opId, to], true, true).toArray();
       if (chunks.length !== to - from + 1) return null;
       chunks.sort((a, b) => a.index - b.index);
       return Promise.all(
         chunks.map(async ({ index, bytes }) => {
-          const expected = index < chunkCount - 1 ? size0 : size - index * size0;
+          const expected = index < chunkCount - 1 ? cutBytes : size - index * cutBytes;
           if (bytes.byteLength !== expected) throw new Error(`queued chunk ${index} of this upload holds ${bytes.byteLength} bytes where ${expected} were cut`);
           return { index, bytes: await chunkBytes(bytes) };
         }),

@@ -26,7 +26,7 @@ export async function dropWithDependents(ctx: WriteContext, initial: OutboxOp[],
   const touched = new Set<string>();
   for (const op of all.filter((o) => doomed.has(o.id))) {
     mentionedIds(op).forEach((id) => touched.add(id));
-    if (op.body.kind === 'file.upload') await dropChunks(db, op.id);
+    if (op.body.kind === 'file.upload') await dropChunks(db, [op.id]);
   }
   if (keep) initial.forEach((op) => doomed.delete(op.id));
   await db.outbox.where('id').anyOf([...doomed]).delete();
