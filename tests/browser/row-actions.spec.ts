@@ -240,6 +240,9 @@ test.describe('by touch', () => {
     const listUrl = page.url();
     const row = conversationRow(page, contact);
     await expect(row).toBeVisible();
+    // As in the next test: the first sync over (its progress line gone) before the finger lands, or
+    // the row may move between reading where it is and the touch (ci60 found no menu after the hold).
+    await expectAllSynced(page);
     const menu = page.getByRole('dialog', { name: contact });
 
     // A finger held still on the row, until the menu shows (a long press is a time: the hold lasts
