@@ -93,6 +93,49 @@ describe.skipIf(elsewhere)('the audit trail’s group commit', () => {
     expect(postgres ? ids.toSorted() : ids).toEqual(postgres ? queued.toSorted() : queued);
   });
 
+  /** One turn of the event loop (the trail gathers a group over turns). */
+  const turn = () => new Promise((resolve) => setImmediate(resolve));
+
+  it('a group gathers while each turn of the event loop brings rows to it (up to 8 turns): rows queued a turn apart share one commit', async () => {
+    const opened = await open();
+    const trail = trailOn(opened);
+    await trail.enqueue(read(-1)); // the writer (thread) is up
+    const done: boolean[] = [];
+    const queued: Promise<void>[] = [];
+    for (let i = 0; i < 6; i++) {
+      // As in the server, where the fair share's turn that starts the next request is scheduled
+      // before the request queues its row: each turn's row comes before the trail looks again.
+      const next = turn();
+      const at = queued.push(trail.enqueue(read(i))) - 1;
+      void queued[at].then(() => (done[at] = true));
+      await next;
+    }
+    await queued[0];
+    // The first row's commit is the others' too: each resolved with it.
+    expect(done).toEqual([true, true, true, true, true, true]);
+  });
+
+  it('a group goes at the first turn that brought it no row: a lone read beside other work is not held for more (issue 30, the flood)', async () => {
+    const opened = await open();
+    const trail = trailOn(opened);
+    await trail.enqueue(read(-1));
+    let firstDone = false;
+    const first = trail.enqueue(read(0));
+    void first.then(() => (firstDone = true));
+    // Two turns with no row (another user's writes, say), then a second read.
+    await turn();
+    await turn();
+    expect(firstDone).toBe(false); // still being written: the second read comes while it is
+    let secondDone = false;
+    const second = trail.enqueue(read(1));
+    void second.then(() => (secondDone = true));
+    await first;
+    // Had the first group waited its 8 turns, the second read would be in it and done with it.
+    expect(secondDone).toBe(false);
+    await second;
+    expect(await count(opened)).toBe(3);
+  });
+
   it.runIf(!postgres)('SQLite: request-thread transactions and the writer thread take turns (no busy error, nothing lost)', async () => {
     const opened = await open();
     const trail = trailOn(opened);
