@@ -33,6 +33,8 @@ class WorkerProfiler {
       this.sessions.push(e.sessionId);
       // A worker started while profiling (the sync worker, started at sign-in): profiled from now.
       if (this.running) void this.startOn(e.sessionId);
+      // A worker started after runtime() (the replay restarts the sync worker): its console too.
+      if (this.consoleOn) void this.send(e.sessionId, 'Runtime.enable');
     });
     cdp.on('Target.receivedMessageFromTarget', (e: any) => {
       const message = JSON.parse(e.message);
@@ -61,8 +63,10 @@ class WorkerProfiler {
   private running = false;
   /** The workers' console lines `[T] <Date.now()> <what>`, kept for the timeline (BENCH_PROFILE_TIMELINE). */
   readonly marks: string[] = [];
+  private consoleOn = false;
   /** Reports the workers' console from now on (their `[T]` lines go to `marks`). */
   async runtime(): Promise<void> {
+    this.consoleOn = true;
     for (const s of this.sessions) await this.send(s, 'Runtime.enable');
   }
   private async startOn(s: string): Promise<void> {

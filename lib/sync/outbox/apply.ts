@@ -4,10 +4,9 @@
 // in batches (recordAnswers): one transaction and one rebuild for many.
 import type { Conversation, FileObject } from '../../schemas';
 import type { ParleyDb, ServerFile } from '../mirror/db';
-import { answerScope } from '../mirror/scopes';
+import { recordScope } from '../mirror/scopes';
 import { mentionedIds, remapOp, type OutboxOp } from './operations';
 import { done, type Write } from './lifecycle';
-import { dropChunks } from './chunks';
 import { rebuildViews } from '../mirror/rebase';
 import { filesIn, forget } from '../mirror/store';
 import { serverFileRows } from '../mirror/server-word';
@@ -59,16 +58,20 @@ export class AnswerBatch {
     this.files.push(file);
   }
 
-  /** The upload `opId` was answered: its queued bytes go. */
+  /** The upload `opId` was answered: its queued bytes may go (recordAnswers hands them back). */
   uploaded(opId: string): void {
     this.uploads.push(opId);
+  }
+
+  /** The answered uploads whose queued bytes may go. */
+  get bytesToDrop(): readonly string[] {
+    return this.uploads;
   }
 
   /** Writes what was gathered (inside the caller's transaction, after the answered operations left the outbox); returns more ids to rebuild. */
   async write(db: ParleyDb): Promise<Set<string>> {
     if (this.conversations.length > 0) await db.serverConversations.bulkPut(this.conversations);
     if (this.files.length > 0) await db.serverFiles.bulkPut(this.files);
-    if (this.uploads.length > 0) await dropChunks(db, this.uploads);
     return applyRemaps(db, this.remaps);
   }
 }
@@ -110,11 +113,14 @@ export interface Answer {
  * Records answered operations in ONE transaction: each one's effect and its removal from the
  * outbox (done), what they gathered (AnswerBatch), then one rebuild of every visible row they
  * touched — so a batch costs one transaction, a few bulk writes, one read of the outbox and one of
- * the pending work, not some of each per operation.
+ * the pending work, not some of each per operation. Returns the answered uploads, whose queued
+ * bytes the caller drops (chunks.ts `dropChunks`): not here, so that this transaction does not
+ * hold up the reads of the next uploads' bytes (scopes.ts `recordScope`). Bytes whose operation
+ * has gone are dropped by the next replay in any case (`dropOrphanChunks`).
  */
-export async function recordAnswers(db: ParleyDb, answers: readonly Answer[], nowMs: number): Promise<void> {
-  if (answers.length === 0) return;
-  await db.transaction('rw', answerScope(db), async () => {
+export async function recordAnswers(db: ParleyDb, answers: readonly Answer[], nowMs: number): Promise<readonly string[]> {
+  if (answers.length === 0) return [];
+  return db.transaction('rw', recordScope(db), async () => {
     const touched = new Set<string>();
     const batch = new AnswerBatch();
     const removed: number[] = [];
@@ -129,6 +135,7 @@ export async function recordAnswers(db: ParleyDb, answers: readonly Answer[], no
     for (const id of await batch.write(db)) touched.add(id);
     const ids = [...touched];
     await rebuildViews(db, { conversations: ids, files: ids }, nowMs);
+    return batch.bytesToDrop;
   });
 }
 

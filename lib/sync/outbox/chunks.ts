@@ -43,6 +43,23 @@ export async function dropChunks(db: ParleyDb, opIds: readonly string[]): Promis
   await db.uploadChunks.where('opId').anyOf([...opIds]).delete();
 }
 
+/**
+ * Drops queued bytes whose operation is no longer in the outbox: an upload answered and recorded
+ * by a replay that stopped (closed, crashed) before it dropped them (replay.ts). Bytes and their
+ * operation are stored in one transaction, so nothing else leaves bytes without an operation.
+ */
+export async function dropOrphanChunks(db: ParleyDb): Promise<void> {
+  // Read first (an operation that has gone never comes back, so what is orphaned stays so): no
+  // read-write transaction at all in the usual case, where there are none.
+  const orphans = await db.transaction('r', db.outbox, db.uploadChunks, async () => {
+    const owners = (await db.uploadChunks.orderBy('opId').uniqueKeys()).filter((key) => typeof key === 'string');
+    if (owners.length === 0) return [];
+    const present = new Set(await db.outbox.where('id').anyOf(owners).keys());
+    return owners.filter((opId) => !present.has(opId));
+  });
+  if (orphans.length > 0) await db.transaction('rw', db.uploadChunks, () => dropChunks(db, orphans));
+}
+
 /** All of an upload's bytes, in order; null when any chunk is missing (they were dropped). */
 export async function readChunks(db: ParleyDb, opId: string, chunkCount: number): Promise<ArrayBuffer[] | null> {
   const chunks = await db.uploadChunks.where('opId').equals(opId).sortBy('index');

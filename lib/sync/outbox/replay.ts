@@ -33,7 +33,7 @@ import {
 } from './operations';
 import { rebuildViews } from '../mirror/rebase';
 import type { ResumableUploads } from './resumable-upload';
-import { readChunks } from './chunks';
+import { dropChunks, dropOrphanChunks, readChunks } from './chunks';
 import { cancelledAfterTransfer, cancelledMeanwhile, endCancelledUpload, unlessCancelled, type CancellationDeps } from './cancellation';
 import { takeUploadSnapshot, verifyUpload } from './upload-verification';
 
@@ -190,6 +190,7 @@ export async function push(deps: ReplayDeps): Promise<PushResult> {
     // next replay would recover an operation still on the wire and send it a second time.
     await pipeline.settleRunning();
     await pipeline.releaseUnsent();
+    await pipeline.dropAnsweredBytes();
   }
 }
 
@@ -205,6 +206,17 @@ class Pipeline {
   private claiming: Promise<void> | null = null;
   /** The apply transaction under way, if any (one at a time). */
   private recording: Promise<void> | null = null;
+  /**
+   * Answered uploads whose queued bytes are still stored: dropped when the replay ends (a
+   * read-write transaction over the bytes, which every later read of them would wait for).
+   */
+  private bytesToDrop: string[] = [];
+  /**
+   * Whether the server offers tus (resumable-upload.ts `uploadsOffered`, remembered in the
+   * database): asked once per replay, by the first upload, for all (not a read before each, nor
+   * one OPTIONS per request slot while none has been answered). A failure to ask is asked again.
+   */
+  private tusOffered: Promise<Outcome<boolean>> | null = null;
   /**
    * The last claim found nothing that may go: no new claim until something changes what may (an
    * answer recorded, a request settled, an operation queued meanwhile is looked for then too).
@@ -230,6 +242,7 @@ class Pipeline {
   }
 
   async run(): Promise<PushResult> {
+    await dropOrphanChunks(this.deps.db);
     await this.view.reload();
     for (let guard = 0; guard < 10_000_000; guard++) {
       while (!this.halted && this.running.size < IN_FLIGHT && this.toSend.length > 0) this.start(this.toSend.shift()!);
@@ -310,7 +323,7 @@ class Pipeline {
     this.answers = [];
     this.deps.probe?.onRecording?.(true);
     try {
-      await apply.recordAnswers(this.deps.db, answers, this.deps.now());
+      this.bytesToDrop.push(...(await apply.recordAnswers(this.deps.db, answers, this.deps.now())));
     } finally {
       this.deps.probe?.onRecording?.(false);
     }
@@ -333,6 +346,18 @@ class Pipeline {
    */
   async settleRunning(): Promise<void> {
     await Promise.all([...this.running.values(), this.claiming, this.recording]);
+  }
+
+  /**
+   * At the end of a replay: the answered uploads' bytes not dropped yet. Trouble here is not the
+   * replay's (its outcome stands): the next replay drops them (`dropOrphanChunks`).
+   */
+  async dropAnsweredBytes(): Promise<void> {
+    const opIds = this.bytesToDrop;
+    this.bytesToDrop = [];
+    if (opIds.length === 0) return;
+    const { db } = this.deps;
+    await db.transaction('rw', db.uploadChunks, () => dropChunks(db, opIds)).catch(() => {});
   }
 
   /** Claimed but not sent (the replay stopped first): back to queued, as if never claimed. */
@@ -413,7 +438,10 @@ class Pipeline {
       return { kind: 'server', status: 0, message: 'this resumable upload continues when the app is open' };
     }
     if (!tus || op.outcomeUnknown) return { kind: 'ok', value: false, replayed: false, serverTime: null };
-    return tus.offered(this.tusDeps());
+    this.tusOffered ??= tus.offered(this.tusDeps());
+    const offered = await this.tusOffered;
+    if (offered.kind !== 'ok') this.tusOffered = null;
+    return offered;
   }
 
   private tusDeps() {
