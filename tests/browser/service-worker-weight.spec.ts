@@ -38,9 +38,11 @@ const BACKGROUND_BUDGET_KIB = 70;
  * first screen 0.7 KiB gzipped lighter; the page's HTML shows the sign-in head meanwhile) 1,478.1 KiB.
  * The replay's claims and recordings beside its requests, a batch's answers written in bulk and an
  * upload's creation key noted by its claim (issue 30: the replay 1.6× → ~1.1-1.2× its floor; the
- * sync worker's code, precached) 1,480.3 KiB.
+ * sync worker's code, precached) 1,480.3 KiB. The answered uploads' bytes dropped apart from the
+ * recording of answers, at the replay's end (issue 30: the next uploads' reads no longer wait for
+ * each recording) 1,481.5 KiB.
  */
-const PRECACHE_BUDGET_KIB = 1_481;
+const PRECACHE_BUDGET_KIB = 1_482.5;
 /** What pdf.js's code contains wherever the bundler put it (scripts/precache-shell.mjs). */
 const PDF_JS = /\bGlobalWorkerOptions\b|\bWorkerMessageHandler\b/;
 
