@@ -165,6 +165,31 @@ describe('requests per upload (tus)', () => {
     d.close();
   });
 
+  it('a failure to drop the answered uploads\' bytes at the end does not fail the replay (its answers stand): the next replay drops them', async () => {
+    const { d } = tusDevice();
+    const conversationId = await conversation(server, d, 'drop-fails');
+    await d.client.uploadFile({ conversationId }, { name: 'kept-bytes.bin', type: 'application/octet-stream', bytes: pattern(4 * KiB, 90) });
+    const transaction = d.db.transaction.bind(d.db) as (...args: unknown[]) => unknown;
+    let refused = 0;
+    const spy = vi.spyOn(d.db, 'transaction').mockImplementation(((...args: unknown[]) => {
+      // The drop: a read-write transaction over the bytes alone. IndexedDB refuses it (a full disk, say).
+      const tables = args.slice(1, -1).flat() as Array<{ name: string }>;
+      if (String(args[0]) === 'rw' && tables.length === 1 && tables[0]!.name === 'uploadChunks') {
+        refused++;
+        return Promise.reject(new Error('QuotaExceededError'));
+      }
+      return transaction(...args);
+    }) as never);
+    expect((await d.engine.flushOnce()).kind).toBe('done');
+    spy.mockRestore();
+    expect(refused).toBe(1);
+    expect(await d.db.outbox.count()).toBe(0);
+    expect(await d.db.uploadChunks.count()).toBe(1);
+    await d.engine.flushOnce();
+    expect(await d.db.uploadChunks.count()).toBe(0);
+    d.close();
+  });
+
   it('a creation never sent after its claim noted the key (the request failed before reaching the server): a new upload without bytes in the creation, then its bytes; one file', async () => {
     const { d, link } = tusDevice();
     const conversationId = await conversation(server, d, 'claimed-unsent');

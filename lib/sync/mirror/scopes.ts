@@ -28,7 +28,7 @@ export function answerScope(db: ParleyDb) {
  * Recording a batch of answers (outbox/apply.ts `recordAnswers`): `answerScope` without the queued
  * bytes. The next uploads' bytes are read while answers are recorded, and a read waits for every
  * read-write transaction over its table that began before it; the answered uploads' bytes are
- * dropped apart (outbox/chunks.ts `dropChunks`, by the replay once no upload is left to send).
+ * dropped apart (outbox/chunks.ts `dropChunks`, by the replay when it ends).
  */
 export function recordScope(db: ParleyDb) {
   return [...viewScope(db), db.idAliases, db.fileScans, db.meta];
