@@ -290,7 +290,13 @@ test.describe('by touch', () => {
     await page.clock.runFor(1_000);
     await expect(menu).toBeVisible();
     await still.lift();
-    await expect(menu).toBeVisible();
+    // ci63 once found the menu gone here (not reproduced in 110 runs since, under load): if it
+    // happens again, the failure says where the page was (a conversation opened by the release's
+    // click, or the list still there with its menu closed).
+    await expect(menu).toBeVisible().catch(async (error: Error) => {
+      const where = await page.evaluate(() => ({ url: location.href, h1: document.querySelector('h1')?.textContent, dialogs: [...document.querySelectorAll('dialog')].map((d) => `${d.open}:${d.textContent?.slice(0, 40)}`) }));
+      throw new Error(`${error.message}\nthe page after the release: ${JSON.stringify(where)}`);
+    });
     await expect(page.getByRole('heading', { level: 1, name: 'Conversations' })).toBeVisible();
     await menu.getByRole('button', { name: 'Cancel' }).click();
     await expect(menu).toBeHidden();
