@@ -2,7 +2,8 @@
 // conversations screen with 1,000 conversations mirrored (dave), CPU slowed 4×, as the first-screen
 // scenario loads it. Prints, in order, every stretch of main-thread work over 20 ms (no idle sample
 // between) with its start, its length and what ran in it (inclusive time by function@chunk), and
-// where first paint and the first rows fell. Run: `npx tsx bench/trace-first-screen.ts` (BENCH_TRACE_RUNS, 2).
+// where first paint and the first rows fell. Run: `npx tsx bench/trace-first-screen.ts` (BENCH_TRACE_RUNS, 2;
+// BENCH_TRACE_SELF=1 adds, for stretches over 100 ms, the functions their own time went to).
 import { runDiagnostic } from './lib/diagnostic';
 import { CPU_RATE } from './lib/first-screen';
 import { sleep } from './lib/stats';
@@ -41,7 +42,7 @@ void runDiagnostic(async (w, context) => {
       return `${f.functionName || '(anon)'}@${f.url.split('/').pop()}:${f.lineNumber}`;
     };
     const idle = (id: number) => ['(idle)', '(program)'].includes(byNode.get(id)?.callFrame.functionName ?? '');
-    type Stretch = { start: number; ms: number; incl: Map<string, number> };
+    type Stretch = { start: number; ms: number; incl: Map<string, number>; self: Map<string, number> };
     let t = 0;
     let cur = null as Stretch | null;
     const stretches: Stretch[] = [];
@@ -53,8 +54,9 @@ void runDiagnostic(async (w, context) => {
         cur = null;
         return;
       }
-      cur ??= { start: t, ms: 0, incl: new Map() };
+      cur ??= { start: t, ms: 0, incl: new Map(), self: new Map() };
       cur.ms += dt;
+      cur.self.set(name(id), (cur.self.get(name(id)) ?? 0) + dt);
       const seen = new Set<string>();
       for (let n: number | undefined = id; n !== undefined; n = parent.get(n)) {
         const k = name(n);
@@ -66,6 +68,8 @@ void runDiagnostic(async (w, context) => {
     for (const st of stretches.filter((x) => x.ms > 20)) {
       const top = [...st.incl].sort((a, b) => b[1] - a[1]).slice(0, 12).map(([k, ms]) => `${k} ${ms.toFixed(0)}`).join(' | ');
       console.log(`  +${st.start.toFixed(0)} ms (profile clock): ${st.ms.toFixed(0)} ms: ${top}`);
+      // Where a long stretch spends its own time (BENCH_TRACE_SELF=1): the work itself, not its callers.
+      if (process.env.BENCH_TRACE_SELF === '1' && st.ms > 100) console.log(`    self: ${[...st.self].sort((a, b) => b[1] - a[1]).slice(0, 15).map(([k, ms]) => `${k} ${ms.toFixed(0)}`).join(' | ')}`);
     }
     await page.close();
   }

@@ -4,12 +4,13 @@
 // at most a few times a second however fast the sync writes.
 import type { SortingState } from '@tanstack/react-table';
 import { createContext, useCallback, useContext, useMemo, useState } from 'react';
-import { hasConversations, type ConversationView } from '@/lib/sync/page';
+import { hasConversations, type ConversationView, type ParleyDb } from '@/lib/sync/page';
 import { conversationTitle, DEFAULT_FILTERS, syncMark, type ConversationFilters, type ConversationSortColumn } from '@/lib/view/conversations';
 import { fullTime, humanTime, relativeTime } from '@/lib/view/format';
 import { idFromSearch } from '@/lib/view/search';
 import { conversationRange, readConversationWindow } from '@/lib/view/windows';
 import { FilterChips, SortSelect } from './ConversationListControls';
+import { firstRows, takeFirstRows } from './first-rows';
 import { toggleOf, useConversationActions, useOpenRowMenu } from './conversation-actions';
 import { Icon } from './Icon';
 import { NewConversation, type NewConversationRequest } from './NewConversation';
@@ -152,6 +153,15 @@ const conversationColumns = (narrow: boolean, timeColumns: boolean): Column<Conv
   { id: 'actions', header: () => <span className="visually-hidden">Actions</span>, enableSorting: false, meta: { width: narrow ? '44px' : '11.5rem' }, cell: ({ row }) => <RowActions conversation={row.original} /> },
 ];
 
+/** The rows first-rows.ts read for this database, as the list's throttled query takes them at mount. */
+function useFirstRows(db: ParleyDb) {
+  const [head] = useState(() => {
+    const first = firstRows(db);
+    return first && { ...first, taken: () => takeFirstRows(db) };
+  });
+  return head;
+}
+
 /** `selected`: the list is a pane beside that conversation (null: none open yet); undefined: the list is the screen. */
 export function ConversationsScreen({ selected }: { selected?: string | null }) {
 
@@ -178,6 +188,8 @@ export function ConversationsScreen({ selected }: { selected?: string | null }) 
     indexed ? 250 : 2_000,
     // Plain rows (no blobs): the same JSON is the same list, and is not rendered again.
     JSON.stringify,
+    // Its mount's window is the default one, which first-rows.ts may have read already.
+    useFirstRows(db),
   );
   const anything = useThrottledQuery(db, ['conversations'], () => hasConversations(db), [], 1_000);
   const onSortingChange = useCallback((next: SortingState) => setSorting(next), []);

@@ -15,14 +15,16 @@ import {
   signInAgain,
   signInProblem,
   signOut,
+  storedSessionDatabase,
   wipeSession,
   type DeviceDeps,
   type LocalSession,
 } from '@/lib/view/session';
-import { fetchPolicy, offlineExpiry, POLICY_KEY, REACHED_KEY, readPolicy, TokenVault } from '@/lib/view/lock/device-lock';
+import { fetchPolicy, offlineExpiry, POLICY_KEY, REACHED_KEY, readLock, readPolicy, TokenVault } from '@/lib/view/lock/device-lock';
 import { DeviceLock } from './lock/DeviceLock';
 import { checkMirror } from '@/lib/view/mirror';
 import { ConversationsScreen } from './ConversationsScreen';
+import { adoptFirstRowsDb, startFirstRows } from './first-rows';
 import { MirrorNotice } from './MirrorNotice';
 import { loadNewConversationForm } from './NewConversation';
 import { prefetchWhenIdle } from './preload';
@@ -50,6 +52,14 @@ const loadSignIn = () => import('./SignIn');
 const SignIn = lazy(() => loadSignIn().then((m) => ({ default: m.SignIn })));
 const loadSignOutDialog = () => import('./SignOutDialog');
 const SignOutDialog = lazy(() => loadSignOutDialog().then((m) => ({ default: m.SignOutDialog })));
+
+// The list's first rows are read from this module's evaluation on (first-rows.ts), while React
+// hydrates and renders the shell; not on a device with a lock, whose rows are sealed until it is
+// unlocked. Read-only: the session itself is resumed once the page has hydrated (below).
+if (typeof window !== 'undefined') {
+  const database = storedSessionDatabase(window.localStorage);
+  if (database && readLock(window.localStorage) === null) startFirstRows(database);
+}
 
 let vaultInstance: TokenVault | null = null;
 /** localStorage for the session code, the token sealed once the device has a lock (device-lock.ts). */
@@ -174,7 +184,7 @@ function SignedIn({
     // list's MirrorNotice can write it. The list shows what the database holds meanwhile; it does
     // not wait for the worker's code. The token at start; later tokens reach the worker through
     // setToken (below).
-    const c = connectSync({ database, baseUrl: window.location.origin, token: session.token }, (db) => checkMirror(device(), database, db).catch(() => null));
+    const c = connectSync({ database, baseUrl: window.location.origin, token: session.token }, (db) => checkMirror(device(), database, db).catch(() => null), adoptFirstRowsDb(database));
     startTransition(() => setConnection(c));
     c.started.then(
       () => {

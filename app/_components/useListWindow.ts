@@ -4,16 +4,17 @@
 import { useCallback, useState } from 'react';
 
 const BLOCK = 50;
-const SIZE = 4 * BLOCK;
+/** Rows read around the visible ones (first-rows.ts reads the first window before the list mounts). */
+export const LIST_WINDOW_SIZE = 4 * BLOCK;
 
 export function useListWindow() {
   const [windowStart, setWindowStart] = useState(0);
   const onVisibleRange = useCallback((first: number, last: number) => {
     setWindowStart((current) => {
       // Keep the window while the visible rows are inside it, with a block to spare either side.
-      if (first >= current + (current > 0 ? BLOCK : 0) && last < current + SIZE - BLOCK) return current;
+      if (first >= current + (current > 0 ? BLOCK : 0) && last < current + LIST_WINDOW_SIZE - BLOCK) return current;
       return Math.max(0, Math.floor(first / BLOCK) * BLOCK - BLOCK);
     });
   }, []);
-  return { windowStart, windowSize: SIZE, onVisibleRange };
+  return { windowStart, windowSize: LIST_WINDOW_SIZE, onVisibleRange };
 }

@@ -16,11 +16,20 @@ export function useThrottledQuery<T>(
   intervalMs = 250,
   /** A key for the result (e.g. JSON of plain rows): a re-run whose key is unchanged renders nothing. */
   keyOf?: (value: T) => string,
+  /**
+   * The same query's result read before the component mounted (first-rows.ts), for its deps at
+   * mount: the first render shows it if it is in (`read`), the first run waits for it rather than
+   * reading again (`rows`, then `taken`). A read after it follows, as after any commit: a change
+   * made before this hook listened is not missed.
+   */
+  head?: { read?: T; rows: Promise<T | undefined>; taken(): void },
 ): T | undefined {
-  const [value, setValue] = useState<T | undefined>(undefined);
+  const [value, setValue] = useState<T | undefined>(() => head?.read);
   const latest = useRef(query);
   latest.current = query;
-  const shownKey = useRef<string | null>(null);
+  const shownKey = useRef<string | null>(head?.read !== undefined && keyOf ? keyOf(head.read) : null);
+  // Only the first run at mount: later deps are other queries.
+  const pendingHead = useRef(head);
 
   useEffect(() => {
     let cancelled = false;
@@ -30,12 +39,20 @@ export function useThrottledQuery<T>(
     let timer: ReturnType<typeof setTimeout> | null = null;
     const prefixes = tables.map((table) => `idb://${db.name}/${table}/`);
 
+    let head = pendingHead.current;
+    pendingHead.current = undefined;
+    head?.taken();
     const run = async () => {
       running = true;
       dirty = false;
       lastRun = Date.now();
       try {
-        const result = await latest.current();
+        const first = head;
+        head = undefined;
+        const early = first && (await first.rows);
+        const result = early === undefined ? await latest.current() : early;
+        // Read before this run listened for commits: read again (the result's key spares a render).
+        if (early !== undefined) dirty = true;
         // IndexedDB hands back new objects on every read: without a key, every commit to the
         // table renders the whole list again, whether the rows read changed or not (a change to a
         // row outside the window, say).

@@ -2,4 +2,4 @@
 // not page.ts: the sync worker bundles lib/offline, which reads the mirror through page.ts, and a
 // page.ts that named the sync worker's own URL (connect.ts starts it) would make the worker's bundle
 // contain itself (Turbopack panics on it). Only app/ imports it.
-export { connectSync, type SyncConnection } from './session/connect';
+export { connectSync, openConnectionDb, type SyncConnection } from './session/connect';

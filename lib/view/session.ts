@@ -54,6 +54,16 @@ function forget(storage: StorageLike): void {
 }
 
 /**
+ * The database of the session saved on this device, read without changing anything (resumeSession
+ * may record or forget): null where resumeSession would not resume one as it stands (no token, an
+ * earlier version's session, a sign-out being finished).
+ */
+export function storedSessionDatabase(storage: StorageLike): string | null {
+  const database = loadToken(storage) ? storage.getItem(DATABASE_KEY) : null;
+  return database && entryFor(storage, database)?.removing !== true ? database : null;
+}
+
+/**
  * The session saved on this device, if any; needs no network. A token saved by an earlier
  * version (databases were named after the token) adopts that database, outbox and all.
  */

@@ -15,6 +15,7 @@ import {
   learnOwner,
   loadToken,
   resumeSession,
+  storedSessionDatabase,
   signIn,
   signInAgain,
   signOut,
@@ -156,9 +157,12 @@ describe('a server with GET /v1/me', () => {
     device.close();
     // The next start, after the token was replaced by hand (e.g. pasted into a fresh sign-in).
     p.deps.storage.removeItem('parley:token');
+    expect(storedSessionDatabase(p.deps.storage)).toBeNull();
     expect(resumeSession(p.deps)).toBeNull();
     const again = await signIn(p.deps, ALICE_2);
     expect(again).toEqual({ ok: true, session: { token: ALICE_2, database: session.database } });
+    // What the page opens early for the list's first rows (first-rows.ts): the session's database.
+    expect(storedSessionDatabase(p.deps.storage)).toBe(session.database);
     expect(resumeSession(p.deps)).toEqual({ token: ALICE_2, database: session.database });
     const reopened = p.open({ token: ALICE_2, database: session.database });
     expect(await reopened.db.outbox.count()).toBe(3);
@@ -177,6 +181,9 @@ describe('a server with GET /v1/me', () => {
     old.close();
     p.deps.storage.setItem('parley:token', TEST_TOKENS.alice); // all an earlier version kept
 
+    // Not opened early: only resumeSession adopts it (and records it, which the early look must not).
+    expect(storedSessionDatabase(p.deps.storage)).toBeNull();
+    expect(readRegistry(p.deps.storage)).toEqual([]);
     const session = resumeSession(p.deps);
     expect(session).toEqual({ token: TEST_TOKENS.alice, database: legacy });
     expect(readRegistry(p.deps.storage)).toEqual([{ name: legacy, origin: server.baseUrl, userId: null, legacy: true }]);
@@ -258,6 +265,9 @@ describe('a server with GET /v1/me', () => {
     // What signOut writes before it deletes anything.
     const [entry] = readRegistry(p.deps.storage);
     p.deps.storage.setItem('parley:databases', JSON.stringify([{ ...entry, removing: true }]));
+    // Not opened early (it is being removed), and the look changes nothing: the token is still there.
+    expect(storedSessionDatabase(p.deps.storage)).toBeNull();
+    expect(loadToken(p.deps.storage)).not.toBeNull();
     expect(resumeSession(p.deps)).toBeNull();
     expect(loadToken(p.deps.storage)).toBeNull();
     expect(await p.databases()).toEqual([session.database]);

@@ -24,14 +24,22 @@ export interface SyncConnection {
   close(): void;
 }
 
+/** The page's connection to the user's database (connectSync's, or opened before it for the first rows). */
+export const openConnectionDb = (database: string): ParleyDb => openSyncDb(database, { chromeTransactionDurability: 'strict' });
+
 /**
  * `database`: the user's database name (lib/view/session.ts decides which one). `before`: what must
  * be done with the database before the worker touches it (the worker's code loads meanwhile).
  */
-export function connectSync(options: { database: string; baseUrl: string; token: string | null }, before?: (db: ParleyDb) => Promise<unknown>): SyncConnection {
+export function connectSync(
+  options: { database: string; baseUrl: string; token: string | null },
+  before?: (db: ParleyDb) => Promise<unknown>,
+  /** That database, already opened by the page (its first rows read early); closed with the connection. */
+  opened?: ParleyDb,
+): SyncConnection {
   const raw = new Worker(new URL('../../../workers/sync.worker.ts', import.meta.url), { type: 'module' });
   const worker = Comlink.wrap<SyncWorkerApi>(raw);
-  const db = openSyncDb(options.database, { chromeTransactionDurability: 'strict' });
+  const db = opened ?? openConnectionDb(options.database);
   // Loaded on the first write: the first screen only reads (see lazy-client.ts).
   const client = createLazySyncClient(db, {
     // In the worker, not on the page (intents/validation.ts); they may be asked before it has started.
