@@ -41,9 +41,12 @@ import { accessibilityViolations, api, expectAllSynced, openConversation, signIn
  * screen, keeps a pre-sealed field beside the row's seal (SealedBytes), and the list's thumbnails
  * read a queued upload's bytes through its owner (outbox/chunks.ts queuedUploadBytes). Issue 30 took
  * the sign-in form off it (a chunk of its own, loaded when signed out or asked to sign in again):
- * 214.5 → 213.8, with the list's overscan rows rendered after its first paint.
+ * 214.5 → 213.8, with the list's overscan rows rendered after its first paint. Its first rows read
+ * while the shell renders (first-rows.ts: the database opened and the default window read from the
+ * app's evaluation on, adopted by the connection and the list) added 0.5 KiB (213.8 → 214.3): the
+ * first rows came 15-20 % sooner against the same floor (`npm run bench first-screen`, A/B).
  */
-const FIRST_LOAD_BUDGET_KIB = 214;
+const FIRST_LOAD_BUDGET_KIB = 214.5;
 
 
 
