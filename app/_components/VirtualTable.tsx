@@ -78,13 +78,8 @@ export function VirtualTable<Row extends { id: string }>({
   // Measured sizes belong to a row, not to a place in the list: when rows move (a pin, a new
   // order, a search), a row keeps its height and the one now in its place is not given it.
   const getItemKey = useCallback((index: number) => rows[index - start]?.id ?? `at-${index}`, [rows, start]);
-  // The list's first render already holds the rows that fit the window's height (the list is never
-  // taller): without a size, the virtualiser renders no row, reads the scroller's size in the
-  // commit (a layout of the whole page, forced in the middle of it) and renders again (issue 30).
-  const [initialRect] = useState(() => (typeof window === 'undefined' ? { width: 0, height: 0 } : { width: window.innerWidth, height: window.innerHeight }));
   const virtual = useVirtualizer({
     count: total,
-    initialRect,
     getScrollElement: () => scroller.current,
     estimateSize: () => rowHeight,
     getItemKey,
